@@ -1,0 +1,97 @@
+// Package checkers holds pure functions from a history to verdicts. No I/O,
+// no clocks, no randomness: everything a check needs is in the history, so a
+// saved run can be re-checked offline and give the same verdicts.
+package checkers
+
+import (
+	"time"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Verdict is the outcome of one check.
+type Verdict string
+
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	// Unknown: the check could not decide (it ran out of its budget). Never
+	// read it as pass.
+	Unknown Verdict = "unknown"
+	// Skipped: the check had nothing to judge in this history, or the target
+	// does not support what it needs. Reason says which.
+	Skipped Verdict = "skipped"
+)
+
+// Result is one named check's verdict with its evidence.
+type Result struct {
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	// Reason explains a skipped or unknown verdict.
+	Reason     string      `json:"reason,omitempty"`
+	Violations []Violation `json:"violations"`
+	// Figures are what the check counted (events judged, operations, ...).
+	Figures map[string]float64 `json:"figures,omitempty"`
+	// Elapsed is measured by the caller (checkers read no clock).
+	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
+}
+
+// Violation is one broken guarantee with the records that prove it.
+type Violation struct {
+	// Guarantee is the sentinel of the broken guarantee; errors.Is works on it.
+	Guarantee error `json:"-"`
+	// Message says what happened, in words a person can follow.
+	Message string `json:"message"`
+	// Where applicable: the watch, client, key and revision concerned.
+	Watch    int64  `json:"watch,omitempty"`
+	Client   int    `json:"client,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Revision int64  `json:"revision,omitempty"`
+	Want     string `json:"want,omitempty"`
+	Got      string `json:"got,omitempty"`
+	// Operations and Events are the records that prove the violation.
+	Operations []int64            `json:"operations,omitempty"`
+	Events     []history.EventAt  `json:"events,omitempty"`
+}
+
+// Error makes a Violation usable as an error wrapping its guarantee.
+func (v Violation) Error() string { return v.Message }
+
+// Unwrap returns the guarantee sentinel.
+func (v Violation) Unwrap() error { return v.Guarantee }
+
+// Config sets the budgets and bounds of the checks.
+type Config struct {
+	// LinearizabilityTimeout bounds the porcupine search; past it the verdict
+	// is unknown.
+	LinearizabilityTimeout time.Duration
+	// MaxViolations caps the violations kept per check (the count is still
+	// reported in the figures).
+	MaxViolations int
+}
+
+// DefaultConfig is what `vigil run` and `vigil check` use unless told otherwise.
+func DefaultConfig() Config {
+	return Config{LinearizabilityTimeout: 5 * time.Minute, MaxViolations: 20}
+}
+
+// Check is one named check.
+type Check struct {
+	Name string
+	Run  func(h *history.History, cfg Config) Result
+}
+
+// Overall folds verdicts into one: fail beats unknown beats pass; skipped
+// counts as neither.
+func Overall(results []Result) Verdict {
+	v := Pass
+	for _, r := range results {
+		switch r.Verdict {
+		case Fail:
+			return Fail
+		case Unknown:
+			v = Unknown
+		}
+	}
+	return v
+}

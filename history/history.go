@@ -1,0 +1,188 @@
+package history
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Record is one line of a history file: exactly one field is set.
+type Record struct {
+	Meta          *Meta          `json:"meta,omitempty"`
+	Op            *Operation     `json:"op,omitempty"`
+	Watch         *Watch         `json:"watch,omitempty"`
+	WatchResponse *WatchResponse `json:"wresp,omitempty"`
+	WatchEnd      *WatchEnd      `json:"wend,omitempty"`
+	Fault         *Fault         `json:"fault,omitempty"`
+	Mark          *Mark          `json:"mark,omitempty"`
+}
+
+func (r Record) fields() int {
+	n := 0
+	for _, set := range []bool{r.Meta != nil, r.Op != nil, r.Watch != nil, r.WatchResponse != nil,
+		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// WatchStream is one watch with everything it received.
+type WatchStream struct {
+	Watch
+	Responses []WatchResponse
+	// End is nil when the history does not say how the stream ended (the run
+	// was cut short).
+	End *WatchEnd
+}
+
+// Events returns every event of the stream in arrival order, with the index
+// of the response that carried it.
+func (w *WatchStream) Events() []EventAt {
+	var out []EventAt
+	for ri := range w.Responses {
+		for ei := range w.Responses[ri].Events {
+			out = append(out, EventAt{Watch: w.ID, Response: ri, Index: ei, Event: w.Responses[ri].Events[ei]})
+		}
+	}
+	return out
+}
+
+// EventAt is an event with its place in a watch stream.
+type EventAt struct {
+	Watch    int64 `json:"watch"`
+	Response int   `json:"response"`
+	Index    int   `json:"index"`
+	Event    Event `json:"event"`
+}
+
+// History is a whole run, in memory.
+type History struct {
+	Meta       Meta
+	Operations []Operation
+	Watches    []*WatchStream
+	Faults     []Fault
+	Marks      []Mark
+
+	watchIndex map[int64]*WatchStream
+}
+
+// New returns an empty history with the given metadata.
+func New(meta Meta) *History {
+	meta.Format = FormatVersion
+	return &History{Meta: meta, watchIndex: map[int64]*WatchStream{}}
+}
+
+// Add appends one record. Watch responses and ends must follow their watch.
+func (h *History) Add(r Record) error {
+	if r.fields() != 1 {
+		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark; this one has %d", r.fields())
+	}
+	if h.watchIndex == nil {
+		h.watchIndex = map[int64]*WatchStream{}
+	}
+	switch {
+	case r.Meta != nil:
+		if r.Meta.Format > FormatVersion {
+			return fmt.Errorf("history format %d is newer than this vigil understands (%d); use a newer vigil", r.Meta.Format, FormatVersion)
+		}
+		h.Meta = *r.Meta
+	case r.Op != nil:
+		h.Operations = append(h.Operations, *r.Op)
+	case r.Watch != nil:
+		if _, dup := h.watchIndex[r.Watch.ID]; dup {
+			return fmt.Errorf("watch %d is opened twice", r.Watch.ID)
+		}
+		ws := &WatchStream{Watch: *r.Watch}
+		h.Watches = append(h.Watches, ws)
+		h.watchIndex[ws.ID] = ws
+	case r.WatchResponse != nil:
+		ws := h.watchIndex[r.WatchResponse.Watch]
+		if ws == nil {
+			return fmt.Errorf("response for watch %d, which was never opened", r.WatchResponse.Watch)
+		}
+		ws.Responses = append(ws.Responses, *r.WatchResponse)
+	case r.WatchEnd != nil:
+		ws := h.watchIndex[r.WatchEnd.Watch]
+		if ws == nil {
+			return fmt.Errorf("end of watch %d, which was never opened", r.WatchEnd.Watch)
+		}
+		e := *r.WatchEnd
+		ws.End = &e
+	case r.Fault != nil:
+		h.Faults = append(h.Faults, *r.Fault)
+	case r.Mark != nil:
+		h.Marks = append(h.Marks, *r.Mark)
+	}
+	return nil
+}
+
+// WatchByID returns the watch stream with the given id, or nil.
+func (h *History) WatchByID(id int64) *WatchStream {
+	if h.watchIndex == nil {
+		h.watchIndex = map[int64]*WatchStream{}
+		for _, w := range h.Watches {
+			h.watchIndex[w.ID] = w
+		}
+	}
+	return h.watchIndex[id]
+}
+
+// Mark returns the first mark with the given name.
+func (h *History) Mark(name string) (Mark, bool) {
+	for _, m := range h.Marks {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mark{}, false
+}
+
+// Records returns the history as records, in an order that Add accepts:
+// meta, then every other record sorted by time.
+func (h *History) Records() []Record {
+	type timed struct {
+		t time.Duration
+		r Record
+	}
+	var all []timed
+	for i := range h.Operations {
+		all = append(all, timed{h.Operations[i].Return, Record{Op: &h.Operations[i]}})
+	}
+	for _, w := range h.Watches {
+		all = append(all, timed{w.Call, Record{Watch: &w.Watch}})
+		for i := range w.Responses {
+			all = append(all, timed{w.Responses[i].Time, Record{WatchResponse: &w.Responses[i]}})
+		}
+		if w.End != nil {
+			all = append(all, timed{w.End.Time, Record{WatchEnd: w.End}})
+		}
+	}
+	for i := range h.Faults {
+		all = append(all, timed{h.Faults[i].End, Record{Fault: &h.Faults[i]}})
+	}
+	for i := range h.Marks {
+		all = append(all, timed{h.Marks[i].Time, Record{Mark: &h.Marks[i]}})
+	}
+	// Stable, so a watch's responses keep their order and follow the watch.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].t < all[j].t })
+	meta := h.Meta
+	out := []Record{{Meta: &meta}}
+	for _, t := range all {
+		out = append(out, t.r)
+	}
+	return out
+}
+
+// Clock reads the run's one monotonic clock: durations since its base.
+type Clock struct{ base time.Time }
+
+// NewClock starts a clock at now.
+func NewClock() *Clock { return &Clock{base: time.Now()} }
+
+// Now returns the time since the clock's base. It never goes backwards.
+func (c *Clock) Now() time.Duration { return time.Since(c.base) }
+
+// Base returns the wall-clock time at which the clock started.
+func (c *Clock) Base() time.Time { return c.base }

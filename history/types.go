@@ -1,0 +1,257 @@
+// Package history holds what a vigil run recorded: KV operations, watch
+// streams, fault intervals and run metadata. Every other package speaks it;
+// it imports none of them.
+//
+// Times are durations since the run's base time, read from one monotonic
+// clock (see Clock). Writes carry unique values so that an observed value
+// names the write that produced it.
+package history
+
+import "time"
+
+// FormatVersion is the version of the JSON-lines encoding. It is written in
+// the meta record; a loader refuses histories of a newer version.
+const FormatVersion = 1
+
+// OpKind names an etcd v3 API call.
+type OpKind string
+
+const (
+	OpRange   OpKind = "range"
+	OpPut     OpKind = "put"
+	OpDelete  OpKind = "delete"
+	OpTxn     OpKind = "txn"
+	OpCompact OpKind = "compact"
+	OpStatus  OpKind = "status"
+	OpHashKV  OpKind = "hashkv"
+)
+
+// IsWrite reports whether an operation of this kind can change the store.
+func (k OpKind) IsWrite() bool {
+	return k == OpPut || k == OpDelete || k == OpTxn
+}
+
+// KV is one key-value pair as the server returned it.
+type KV struct {
+	Key            string `json:"key"`
+	Value          string `json:"value,omitempty"`
+	CreateRevision int64  `json:"create_revision,omitempty"`
+	ModRevision    int64  `json:"mod_revision,omitempty"`
+	Version        int64  `json:"version,omitempty"`
+}
+
+// Compare is one condition of a Txn.
+type Compare struct {
+	Key string `json:"key"`
+	// Target is what is compared: "mod", "create", "version" or "value".
+	Target string `json:"target"`
+	// Result is the operator: "=", "!=", "<" or ">".
+	Result string `json:"result"`
+	// Int is the operand for mod, create and version; Value for value.
+	Int   int64  `json:"int,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// Request is the input of an operation. Fields apply by Kind; a Txn's
+// branches are Requests of kind range, put or delete.
+type Request struct {
+	Kind OpKind `json:"kind"`
+	Key  string `json:"key,omitempty"`
+	// End is the exclusive range end; empty means the single key Key.
+	End          string `json:"end,omitempty"`
+	Value        string `json:"value,omitempty"`
+	Limit        int64  `json:"limit,omitempty"`
+	Revision     int64  `json:"revision,omitempty"`
+	Serializable bool   `json:"serializable,omitempty"`
+	KeysOnly     bool   `json:"keys_only,omitempty"`
+	PrevKV       bool   `json:"prev_kv,omitempty"`
+
+	Compares []Compare `json:"compares,omitempty"`
+	Success  []Request `json:"success,omitempty"`
+	Failure  []Request `json:"failure,omitempty"`
+}
+
+// Response is the output of a successful operation.
+type Response struct {
+	// Revision is the header revision: the store revision the answer reflects.
+	Revision int64  `json:"revision"`
+	MemberID uint64 `json:"member_id,omitempty"`
+	RaftTerm uint64 `json:"raft_term,omitempty"`
+
+	KVs   []KV  `json:"kvs,omitempty"`
+	Count int64 `json:"count,omitempty"`
+	More  bool  `json:"more,omitempty"`
+
+	Deleted int64 `json:"deleted,omitempty"`
+	PrevKVs []KV  `json:"prev_kvs,omitempty"`
+
+	Succeeded bool       `json:"succeeded,omitempty"`
+	Responses []Response `json:"responses,omitempty"`
+
+	// CompactRevision and Hash answer HashKV; Status fills CompactRevision
+	// too where the server reports it.
+	CompactRevision int64  `json:"compact_revision,omitempty"`
+	Hash            uint32 `json:"hash,omitempty"`
+}
+
+// ErrorCode classifies an error so checkers need not parse messages.
+type ErrorCode string
+
+const (
+	// ErrCompacted: the requested revision has been compacted. A definite answer.
+	ErrCompacted ErrorCode = "compacted"
+	// ErrFutureRevision: the requested revision is above the store's. A definite answer.
+	ErrFutureRevision ErrorCode = "future-revision"
+	// ErrUnknown: anything else (timeout, lost leader, connection reset). For
+	// a write the outcome is unknown: it may or may not have been applied.
+	ErrUnknown ErrorCode = "unknown"
+)
+
+// Operation is one KV call: its request, its response or error, and the
+// interval in which it happened.
+type Operation struct {
+	ID     int64  `json:"id"`
+	Client int    `json:"client"`
+	Member string `json:"member,omitempty"`
+	// Call and Return are read from the run's clock, before sending and after
+	// the answer arrived.
+	Call     time.Duration `json:"call_ns"`
+	Return   time.Duration `json:"return_ns"`
+	Request  Request       `json:"request"`
+	Response *Response     `json:"response,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Code     ErrorCode     `json:"code,omitempty"`
+}
+
+// Failed reports whether the operation got no response.
+func (o *Operation) Failed() bool { return o.Response == nil }
+
+// WatchRequest is what a watch asked for.
+type WatchRequest struct {
+	Key string `json:"key"`
+	// End is the exclusive range end; empty means the single key Key.
+	End string `json:"end,omitempty"`
+	// StartRevision 0 means "from the current revision on".
+	StartRevision  int64 `json:"start_revision,omitempty"`
+	PrevKV         bool  `json:"prev_kv,omitempty"`
+	ProgressNotify bool  `json:"progress_notify,omitempty"`
+	Fragment       bool  `json:"fragment,omitempty"`
+	NoPut          bool  `json:"no_put,omitempty"`
+	NoDelete       bool  `json:"no_delete,omitempty"`
+}
+
+// Watch is the opening of one watch stream.
+type Watch struct {
+	ID     int64         `json:"id"`
+	Client int           `json:"client"`
+	Member string        `json:"member,omitempty"`
+	Call   time.Duration `json:"call_ns"`
+	// Resumes is the ID of the watch this one continues (started from the
+	// revision after the last one that watch saw); 0 if none.
+	Resumes int64        `json:"resumes,omitempty"`
+	Request WatchRequest `json:"request"`
+}
+
+// EventType is PUT or DELETE.
+type EventType string
+
+const (
+	EventPut    EventType = "PUT"
+	EventDelete EventType = "DELETE"
+)
+
+// Event is one change delivered on a watch.
+type Event struct {
+	Type     EventType `json:"type"`
+	KV       KV        `json:"kv"`
+	PrevKV   *KV       `json:"prev_kv,omitempty"`
+	IsCreate bool      `json:"is_create,omitempty"`
+}
+
+// Revision is the revision of the change the event reports.
+func (e Event) Revision() int64 { return e.KV.ModRevision }
+
+// WatchResponse is one message received on a watch stream.
+type WatchResponse struct {
+	Watch int64         `json:"watch"`
+	Time  time.Duration `json:"time_ns"`
+	// Revision is the header revision.
+	Revision        int64   `json:"revision"`
+	Events          []Event `json:"events,omitempty"`
+	Created         bool    `json:"created,omitempty"`
+	Progress        bool    `json:"progress,omitempty"`
+	Canceled        bool    `json:"canceled,omitempty"`
+	CancelReason    string  `json:"cancel_reason,omitempty"`
+	CompactRevision int64   `json:"compact_revision,omitempty"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// WatchEndReason says who ended a watch stream.
+type WatchEndReason string
+
+const (
+	// EndClient: vigil closed the watch (end of run, or to resume it elsewhere).
+	EndClient WatchEndReason = "client"
+	// EndServer: the server canceled it (the last response says why).
+	EndServer WatchEndReason = "server"
+	// EndError: the stream broke with an error.
+	EndError WatchEndReason = "error"
+)
+
+// WatchEnd records how and when a watch stream ended, as the client saw it.
+type WatchEnd struct {
+	Watch  int64          `json:"watch"`
+	Time   time.Duration  `json:"time_ns"`
+	Reason WatchEndReason `json:"reason"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// Fault is the interval of one injected fault.
+type Fault struct {
+	ID      int64             `json:"id"`
+	Name    string            `json:"name"`
+	Targets []string          `json:"targets,omitempty"`
+	Start   time.Duration     `json:"start_ns"`
+	End     time.Duration     `json:"end_ns"`
+	Details map[string]string `json:"details,omitempty"`
+}
+
+// Mark names a moment of the run that checkers rely on.
+type Mark struct {
+	Name string        `json:"name"`
+	Time time.Duration `json:"time_ns"`
+	// Op and Revision locate the mark in the history, where they apply.
+	Op       int64 `json:"op,omitempty"`
+	Revision int64 `json:"revision,omitempty"`
+}
+
+// Mark names.
+const (
+	// MarkFinalWrite: the last write of the run, acknowledged at Revision.
+	// Every watch still open must reach it.
+	MarkFinalWrite = "final-write"
+	// MarkEnd: the workload finished normally and every watch was closed.
+	// A history without it was cut short.
+	MarkEnd = "end"
+)
+
+// Target describes the system under test.
+type Target struct {
+	Kind      string   `json:"kind"`
+	Fixture   string   `json:"fixture"`
+	Version   string   `json:"version,omitempty"`
+	Members   int      `json:"members,omitempty"`
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// Meta is the first record of every history.
+type Meta struct {
+	Format   int               `json:"format"`
+	Vigil    string            `json:"vigil"`
+	Target   Target            `json:"target"`
+	Seed     int64             `json:"seed"`
+	Started  time.Time         `json:"started"` // wall clock, for people only
+	Prefix   string            `json:"prefix"`  // every key the workload touches starts with it
+	Flags    map[string]string `json:"flags,omitempty"`
+	Supports []string          `json:"supports,omitempty"` // what the target declared it supports
+}
