@@ -70,7 +70,7 @@ func (w *Writer) flushLocked() {
 
 // Write appends one record. Errors are sticky and returned by Close too.
 func (w *Writer) Write(r Record) error {
-	line, err := json.Marshal(r)
+	line, err := jsonLine(r)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,6 @@ func (w *Writer) Write(r Record) error {
 		return errors.New("history writer is closed")
 	}
 	w.buf = append(w.buf, line...)
-	w.buf = append(w.buf, '\n')
 	if len(w.buf) > 1<<20 {
 		w.flushLocked()
 	}
@@ -177,4 +176,9 @@ func Read(r io.Reader) (*History, error) {
 		return nil, errors.New("empty history: no records")
 	}
 	return h, nil
+}
+
+func jsonLine(r Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	return append(b, '\n'), err
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/suites"
+)
+
+// cmdCheck re-runs the checkers on a saved run, offline. It writes its
+// verdicts to DIR/check/ so the original result stays as it was.
+func cmdCheck(args []string) (int, error) {
+	fset := flag.NewFlagSet("vigil check", flag.ContinueOnError)
+	linTimeout := fset.Duration("check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search")
+	if err := fset.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitPass, nil
+		}
+		return exitSetup, usageError("%v", err)
+	}
+	if fset.NArg() != 1 {
+		return exitSetup, usageError("vigil check takes one argument: the output dir of a run (or its history.jsonl)")
+	}
+	path := fset.Arg(0)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, history.FileName)
+	}
+	h, err := history.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return exitSetup, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
+	}
+	if err != nil {
+		return exitSetup, fmt.Errorf("cannot check: %w", err)
+	}
+	cfg := checkers.DefaultConfig()
+	cfg.LinearizabilityTimeout = *linTimeout
+	results := suites.Check(h, cfg)
+	r := reports.Summarize(h, results, historySpan(h).Seconds())
+	out := filepath.Join(filepath.Dir(path), "check")
+	if err := os.MkdirAll(out, 0o755); err == nil {
+		writeReports(out, r)
+	}
+	reports.Table(os.Stdout, r)
+	return reports.ExitCode(r.Verdict), nil
+}
+
+// historySpan is the time from the first call to the last record.
+func historySpan(h *history.History) time.Duration {
+	var last time.Duration
+	for _, op := range h.Operations {
+		last = max(last, op.Return)
+	}
+	for _, m := range h.Marks {
+		last = max(last, m.Time)
+	}
+	return last
+}

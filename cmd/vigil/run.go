@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/external"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/suites"
+)
+
+type runFlags struct {
+	target, fixture, etcdVersion, etcdBinary, endpoints, out, faults, sabotage string
+	members                                                                    int
+	seed                                                                       int64
+	startTimeout, linTimeout                                                   time.Duration
+	workload                                                                   suites.WorkloadConfig
+}
+
+func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
+	f := &runFlags{workload: suites.DefaultWorkload()}
+	fs := flag.NewFlagSet("vigil run", flag.ContinueOnError)
+	fs.StringVar(&f.target, "target", "etcd", "API family of the system under test: etcd")
+	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes) or external (your own cluster, see --endpoints)")
+	fs.IntVar(&f.members, "members", 3, "cluster size for the process fixture: 1, 3 or 5")
+	fs.StringVar(&f.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version to build from the Go module proxy (e.g. v3.5.17, v3.6.16, v3.7.3, v3.4.25)")
+	fs.StringVar(&f.etcdBinary, "etcd-binary", "", "use this etcd binary instead of building one")
+	fs.StringVar(&f.endpoints, "endpoints", "", "comma-separated client endpoints of a running cluster (implies --fixture external)")
+	fs.DurationVar(&f.workload.Duration, "duration", f.workload.Duration, "how long the workload runs")
+	fs.IntVar(&f.workload.Clients, "clients", f.workload.Clients, "concurrent KV clients")
+	fs.Float64Var(&f.workload.Rate, "rate", f.workload.Rate, "total KV requests per second")
+	fs.IntVar(&f.workload.Keys, "keys", f.workload.Keys, "distinct keys the workload writes")
+	fs.IntVar(&f.workload.Watchers, "watchers", f.workload.Watchers, "concurrent watchers of the key prefix")
+	fs.DurationVar(&f.workload.CompactEvery, "compact-every", f.workload.CompactEvery, "period of compactions (0 disables)")
+	fs.DurationVar(&f.workload.FinalTimeout, "watch-bound", f.workload.FinalTimeout, "how long open watches get to deliver the final write")
+	fs.Int64Var(&f.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
+	fs.StringVar(&f.out, "out", "", "output dir (default runs/<timestamp>-<seed>)")
+	fs.StringVar(&f.faults, "faults", "", "fault injectors to run (not available in this version)")
+	fs.StringVar(&f.sabotage, "sabotage", "", "inject a named semantic bug (not available in this version)")
+	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
+	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, nil, err
+		}
+		return nil, nil, usageError("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, usageError("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]string{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = fl.Value.String() })
+	if f.endpoints != "" {
+		if set["fixture"] != "" && f.fixture != "external" {
+			return nil, nil, usageError("--endpoints goes with --fixture external, not %q", f.fixture)
+		}
+		f.fixture = "external"
+	}
+	switch {
+	case f.target == "kube":
+		return nil, nil, usageError("--target kube is not available in this version; use --target etcd")
+	case f.target != "etcd":
+		return nil, nil, usageError("--target %q: want etcd", f.target)
+	case f.fixture == "docker":
+		return nil, nil, usageError("--fixture docker is not available in this version; use process or external")
+	case f.fixture != "process" && f.fixture != "external":
+		return nil, nil, usageError("--fixture %q: want process or external", f.fixture)
+	case f.fixture == "external" && f.endpoints == "":
+		return nil, nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
+	case f.fixture == "process" && f.members != 1 && f.members != 3 && f.members != 5:
+		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
+	case f.faults != "":
+		return nil, nil, usageError("--faults: fault injection is not available in this version")
+	case f.sabotage != "":
+		return nil, nil, usageError("--sabotage: sabotage modes are not available in this version")
+	}
+	if err := f.workload.Validate(); err != nil && !strings.Contains(err.Error(), "prefix") {
+		return nil, nil, usageError("%v", err)
+	}
+	if f.seed == 0 {
+		f.seed = rand.Int64N(1<<31) + 1
+		set["seed"] = fmt.Sprint(f.seed)
+	}
+	if f.out == "" {
+		f.out = filepath.Join("runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), f.seed))
+	}
+	return f, set, nil
+}
+
+func cmdRun(args []string) (int, error) {
+	f, set, err := parseRunFlags(args)
+	if err == flag.ErrHelp {
+		return exitPass, nil
+	}
+	if err != nil {
+		return exitSetup, err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return exitSetup, setupError(err)
+	}
+	// SIGINT and SIGTERM end the run cleanly: the workload stops, the
+	// history is closed, the cluster is stopped.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
+	fx, err := newFixture(ctx, f)
+	if err != nil {
+		return exitSetup, setupFailed(f, err)
+	}
+	defer fx.Stop()
+	// A panic must not leave the cluster running.
+	defer func() {
+		if r := recover(); r != nil {
+			fx.Stop()
+			panic(r)
+		}
+	}()
+	sctx, cancel := context.WithTimeout(ctx, f.startTimeout)
+	err = fx.Start(sctx)
+	cancel()
+	if err != nil {
+		return exitSetup, setupFailed(f, err)
+	}
+	fmt.Fprintf(os.Stderr, "cluster up: %s; running the workload for %s\n", strings.Join(fx.Endpoints(), ","), f.workload.Duration)
+
+	ccfg := checkers.DefaultConfig()
+	ccfg.LinearizabilityTimeout = f.linTimeout
+	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
+		Workload: f.workload, Checks: ccfg, Progress: os.Stderr})
+	if err != nil {
+		return exitSetup, setupFailed(f, err)
+	}
+	fx.Stop()
+	if out.Interrupted {
+		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
+		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
+		writeReports(f.out, r)
+		fmt.Fprintf(os.Stderr, "vigil: interrupted; cluster stopped, partial history in %s\n", f.out)
+		return exitSetup, nil
+	}
+	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
+	if err := writeReports(f.out, r); err != nil {
+		return exitSetup, err
+	}
+	reports.Table(os.Stdout, r)
+	fmt.Printf("results in %s\n", f.out)
+	return reports.ExitCode(r.Verdict), nil
+}
+
+func newFixture(ctx context.Context, f *runFlags) (fixtures.Fixture, error) {
+	if f.fixture == "external" {
+		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
+	}
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	ver := f.etcdVersion
+	if f.etcdBinary != "" {
+		if v, err := binaries.EtcdVersion(bin); err == nil {
+			ver = v
+		}
+	}
+	return etcdproc.New(etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver}), nil
+}
+
+// setupFailed writes a result.json saying why the run could not be made,
+// so a CI job finds the reason next to the logs.
+func setupFailed(f *runFlags, err error) error {
+	err = setupError(err)
+	r := reports.Result{Verdict: reports.VerdictError, Reason: err.Error(), Seed: f.seed,
+		Target: history.Target{Kind: f.target, Fixture: f.fixture}, Checks: []checkers.Result{}}
+	writeReports(f.out, r)
+	return err
+}
+
+func writeReports(dir string, r reports.Result) error {
+	if err := reports.WriteJSON(dir, r); err != nil {
+		return err
+	}
+	return reports.WriteJUnit(dir, r)
+}

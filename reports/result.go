@@ -1,0 +1,112 @@
+// Package reports renders a run's outcome: result.json, junit.xml and the
+// verdict table a person reads at the end of a run.
+package reports
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Verdict of a whole run; "error" means the run could not be judged
+// (interrupted, or the system under test could not be set up).
+const VerdictError = "error"
+
+// FaultCount is how often one fault was injected.
+type FaultCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// Stats are the figures of a run, counted from its history.
+type Stats struct {
+	Operations       int          `json:"operations"`
+	FailedOperations int          `json:"failed_operations"`
+	OpsPerSecond     float64      `json:"ops_per_second"`
+	Watches          int          `json:"watches"`
+	WatchEvents      int          `json:"watch_events"`
+	Faults           []FaultCount `json:"faults"`
+}
+
+// Result is result.json.
+type Result struct {
+	Verdict   string            `json:"verdict"`
+	Reason    string            `json:"reason,omitempty"`
+	Seed      int64             `json:"seed"`
+	Target    history.Target    `json:"target"`
+	DurationS float64           `json:"duration_s"`
+	Stats     Stats             `json:"stats"`
+	Checks    []checkers.Result `json:"checks"`
+	Files     map[string]string `json:"files,omitempty"`
+}
+
+// Summarize builds the result of a run from its history and check results.
+// durationS is the length of the workload in seconds.
+func Summarize(h *history.History, results []checkers.Result, durationS float64) Result {
+	r := Result{Verdict: string(checkers.Overall(results)), Seed: h.Meta.Seed, Target: h.Meta.Target,
+		DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
+	if r.Checks == nil {
+		r.Checks = []checkers.Result{}
+	}
+	for i := range h.Operations {
+		r.Stats.Operations++
+		if h.Operations[i].Failed() {
+			r.Stats.FailedOperations++
+		}
+	}
+	if durationS > 0 {
+		r.Stats.OpsPerSecond = float64(r.Stats.Operations) / durationS
+	}
+	r.Stats.Watches = len(h.Watches)
+	for _, w := range h.Watches {
+		for _, resp := range w.Responses {
+			r.Stats.WatchEvents += len(resp.Events)
+		}
+	}
+	counts := map[string]int{}
+	for _, f := range h.Faults {
+		counts[f.Name]++
+	}
+	for name, n := range counts {
+		r.Stats.Faults = append(r.Stats.Faults, FaultCount{Name: name, Count: n})
+	}
+	sort.Slice(r.Stats.Faults, func(i, j int) bool { return r.Stats.Faults[i].Name < r.Stats.Faults[j].Name })
+	return r
+}
+
+// ExitCode maps a run's verdict to vigil's exit code: 0 pass, 1 a violation,
+// 2 unknown, 3 the run could not be judged.
+func ExitCode(verdict string) int {
+	switch verdict {
+	case string(checkers.Pass):
+		return 0
+	case string(checkers.Fail):
+		return 1
+	case string(checkers.Unknown):
+		return 2
+	}
+	return 3
+}
+
+// WriteJSON writes result.json into dir.
+func WriteJSON(dir string, r Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644)
+}
+
+// ReadJSON reads a result.json.
+func ReadJSON(path string) (Result, error) {
+	var r Result
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(b, &r)
+}

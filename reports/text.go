@@ -1,0 +1,105 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// maxShownViolations bounds what the terminal shows per check; result.json
+// has them all (up to the checkers' own cap).
+const maxShownViolations = 3
+
+// Table writes the verdict table and, below it, the violations with the
+// records that prove them.
+func Table(w io.Writer, r Result) {
+	fmt.Fprintf(w, "\n%-26s %-8s %8s  %s\n", "CHECK", "VERDICT", "TIME", "DETAIL")
+	for _, c := range r.Checks {
+		detail := c.Reason
+		if c.Verdict == checkers.Fail {
+			detail = fmt.Sprintf("%d violation(s)", len(c.Violations))
+			if n, ok := c.Figures["violations"]; ok && int(n) > len(c.Violations) {
+				detail = fmt.Sprintf("%d violation(s), first %d kept", int(n), len(c.Violations))
+			}
+		} else if detail == "" {
+			detail = figures(c.Figures)
+		}
+		fmt.Fprintf(w, "%-26s %-8s %7.2fs  %s\n", c.Name, strings.ToUpper(string(c.Verdict)), c.Elapsed.Seconds(), detail)
+	}
+	s := r.Stats
+	fmt.Fprintf(w, "\n%d operations (%d failed, %.0f/s), %d watches, %d watch events", s.Operations,
+		s.FailedOperations, s.OpsPerSecond, s.Watches, s.WatchEvents)
+	for _, f := range s.Faults {
+		fmt.Fprintf(w, ", %s x%d", f.Name, f.Count)
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.Checks {
+		if c.Verdict != checkers.Fail {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s failed:\n", c.Name)
+		for i, v := range c.Violations {
+			if i == maxShownViolations {
+				fmt.Fprintf(w, "  ... %d more in result.json\n", len(c.Violations)-i)
+				break
+			}
+			writeViolation(w, v, "  ")
+		}
+	}
+	verdict := strings.ToUpper(r.Verdict)
+	if r.Reason != "" {
+		verdict += ": " + r.Reason
+	}
+	fmt.Fprintf(w, "\nverdict: %s (seed %d)\n", verdict, r.Seed)
+}
+
+func figures(f map[string]float64) string {
+	var parts []string
+	for _, k := range sortedKeys(f) {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, f[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// writeViolation prints one violation: its message, then the evidence.
+func writeViolation(w io.Writer, v checkers.Violation, indent string) {
+	fmt.Fprintf(w, "%s- %s\n", indent, v.Message)
+	if v.Want != "" || v.Got != "" {
+		fmt.Fprintf(w, "%s    want: %s\n%s    got:  %s\n", indent, v.Want, indent, v.Got)
+	}
+	if len(v.Operations) > 0 {
+		fmt.Fprintf(w, "%s    operations: %s\n", indent, joinIDs(v.Operations))
+	}
+	for _, e := range v.Events {
+		fmt.Fprintf(w, "%s    watch %d response %d: %s\n", indent, e.Watch, e.Response, eventText(e.Event))
+	}
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ", ")
+}
+
+func eventText(e history.Event) string {
+	s := fmt.Sprintf("%s %s rev=%d", e.Type, e.KV.Key, e.KV.ModRevision)
+	if e.Type == history.EventPut {
+		s += fmt.Sprintf(" value=%q", e.KV.Value)
+	}
+	return s
+}

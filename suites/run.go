@@ -1,0 +1,142 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets"
+	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
+)
+
+// Config is one run of the etcd KV + watch scenario.
+type Config struct {
+	Out      string // output dir; history.jsonl goes there as the run goes
+	Seed     int64
+	Vigil    string // vigil's version, for the history's metadata
+	Flags    map[string]string
+	Workload WorkloadConfig
+	Checks   checkers.Config
+	// Progress receives a live line every ProgressEvery; nil for none.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	History *history.History
+	Results []checkers.Result
+	// Elapsed is how long the workload ran (not counting setup and checks).
+	Elapsed time.Duration
+	// Interrupted: ctx ended before the workload finished; Results is empty.
+	Interrupted bool
+}
+
+// RunEtcd drives the workload against a started fixture, records the
+// history into cfg.Out, and checks it. The caller owns the fixture (starts
+// and stops it). An error means the run could not be made; an interrupted
+// run returns its partial history and no verdicts.
+func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, error) {
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	clock := history.NewClock()
+	if cfg.Workload.Prefix == "" {
+		cfg.Workload.Prefix = fmt.Sprintf("/vigil/%d-%x/", cfg.Seed, clock.Base().UnixNano())
+	}
+	if err := cfg.Workload.Validate(); err != nil {
+		return nil, err
+	}
+	w, err := history.Create(filepath.Join(cfg.Out, history.FileName))
+	if err != nil {
+		return nil, err
+	}
+	supports := []string{}
+	for _, f := range etcdtarget.Supports() {
+		supports = append(supports, string(f))
+	}
+	rec := history.NewRecorder(history.Meta{Vigil: cfg.Vigil, Target: fx.Describe(), Seed: cfg.Seed,
+		Started: clock.Base(), Prefix: cfg.Workload.Prefix, Flags: cfg.Flags, Supports: supports}, clock, w)
+
+	endpoints := fx.Endpoints()
+	dial := func(ctx context.Context, member int) (targets.Client, error) {
+		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
+	}
+	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed)
+	stopProgress := startProgress(cfg, wl.Stats, clock)
+	start := clock.Now()
+	runErr := wl.Run(ctx)
+	elapsed := clock.Now() - start
+	stopProgress()
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("writing the history: %w", err)
+	}
+	if err := rec.Err(); err != nil {
+		return nil, fmt.Errorf("recording the history: %w", err)
+	}
+	out := &Outcome{History: rec.History(), Elapsed: elapsed}
+	if runErr != nil {
+		if ctx.Err() != nil {
+			out.Interrupted = true
+			return out, nil
+		}
+		return out, runErr
+	}
+	out.Results = Check(out.History, cfg.Checks)
+	return out, nil
+}
+
+// Check runs every checker on h and measures each (checkers read no clock).
+func Check(h *history.History, cfg checkers.Config) []checkers.Result {
+	var results []checkers.Result
+	for _, c := range checkers.All() {
+		start := time.Now()
+		r := c.Run(h, cfg)
+		r.Elapsed = time.Since(start)
+		if r.Name == "" {
+			r.Name = c.Name
+		}
+		results = append(results, r)
+	}
+	return results
+}
+
+// startProgress prints a live line now and then: elapsed time, op rate,
+// errors, watch events, and how far the slowest watcher trails.
+func startProgress(cfg Config, s *Stats, clock *history.Clock) func() {
+	if cfg.Progress == nil {
+		return func() {}
+	}
+	every := cfg.ProgressEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var lastOps int64
+		last := clock.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			now, ops := clock.Now(), s.Ops.Load()
+			rate := float64(ops-lastOps) / (now - last).Seconds()
+			fmt.Fprintf(cfg.Progress, "[%5.1fs] ops %d (%.0f/s)  errors %d  watch events %d  slowest watcher lag %d rev\n",
+				now.Seconds(), ops, rate, s.FailedOps.Load(), s.WatchEvents.Load(), s.SlowestWatchLag())
+			lastOps, last = ops, now
+		}
+	}()
+	return func() { close(done); <-finished }
+}

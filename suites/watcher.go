@@ -1,0 +1,194 @@
+package suites
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets"
+)
+
+// watchStart says where a watcher's first watch begins.
+type watchStart int
+
+const (
+	startCurrent watchStart = iota // revision 0: from now on
+	startPast                      // a revision behind the head (maybe compacted)
+	startFuture                    // a revision ahead of the head
+)
+
+// watcher keeps one watch of the prefix open for the whole run. It resumes
+// after a broken stream from the revision after the last it saw, restarts
+// from the compact revision when its start was compacted, and (some
+// watchers) closes and resumes its watch now and then on purpose.
+type watcher struct {
+	w       *Workload
+	c       *targets.Recording
+	rng     *rand.Rand
+	start   watchStart
+	req     history.WatchRequest
+	delay   time.Duration // when to open the first watch
+	restart time.Duration // 0: never restart on purpose
+
+	lastRev atomic.Int64 // highest revision observed (event or progress)
+	// startRev is the start revision of the current watch, when explicit.
+	startRev atomic.Int64
+}
+
+func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watcher {
+	wt := &watcher{w: w, c: c, rng: rng, start: watchStart(i % 3),
+		req: history.WatchRequest{Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
+			PrevKV: i%2 == 0, ProgressNotify: i%3 == 0},
+		// Stagger the opening over the first half of the run.
+		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
+	}
+	if i%4 == 3 {
+		wt.restart = time.Duration(2000+rng.IntN(4000)) * time.Millisecond
+	}
+	return wt
+}
+
+// reached reports whether the watcher has observed revision rev (or its
+// current watch starts beyond it, so it never will).
+func (wt *watcher) reached(rev int64) bool {
+	return wt.lastRev.Load() >= rev || wt.startRev.Load() > rev
+}
+
+// nudge asks for a progress notification, so a watcher that has everything
+// can prove it without another write.
+func (wt *watcher) nudge(ctx context.Context) {
+	if wt.req.ProgressNotify {
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		wt.c.RequestProgress(rctx)
+		cancel()
+	}
+}
+
+// run keeps a watch open until watchCtx ends. runCtx ends when the whole run
+// is interrupted.
+func (wt *watcher) run(watchCtx, runCtx context.Context) {
+	select {
+	case <-watchCtx.Done():
+		return
+	case <-time.After(wt.delay):
+	}
+	stats := wt.w.Stats
+	stats.mu.Lock()
+	stats.watchers[wt] = struct{}{}
+	stats.mu.Unlock()
+	defer func() {
+		stats.mu.Lock()
+		delete(stats.watchers, wt)
+		stats.mu.Unlock()
+	}()
+
+	req := wt.req
+	head := stats.StoreRevision.Load()
+	switch wt.start {
+	case startPast:
+		req.StartRevision = max(1, head-int64(1+wt.rng.IntN(80)))
+	case startFuture:
+		req.StartRevision = head + int64(5+wt.rng.IntN(25))
+	}
+	var resumes int64
+	// Bounded: each iteration opens one watch; a run opens far fewer.
+	for attempt := 0; attempt < 10000 && watchCtx.Err() == nil; attempt++ {
+		wt.startRev.Store(req.StartRevision)
+		id, next, ok := wt.watchOnce(watchCtx, req, resumes)
+		if !ok {
+			// Broken stream or server cancel: give the cluster a moment.
+			select {
+			case <-watchCtx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		req.StartRevision, resumes = next.StartRevision, next.resumes(id)
+	}
+}
+
+// nextStart is where the following watch begins and whether it continues
+// the previous one (a resume) or starts afresh (after compaction).
+type nextStart struct {
+	StartRevision int64
+	resume        bool
+}
+
+func (n nextStart) resumes(prev int64) int64 {
+	if n.resume {
+		return prev
+	}
+	return 0
+}
+
+// watchOnce runs one watch stream until it ends (the server's or the
+// network's doing), is restarted on purpose, or watchCtx ends. It returns
+// where the next watch should start, and ok=false when the stream broke.
+func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest, resumes int64) (int64, nextStart, bool) {
+	ctx, cancel := context.WithCancel(watchCtx)
+	defer cancel()
+	rw := wt.c.Watch(ctx, req, resumes)
+	var restart <-chan time.Time
+	if wt.restart > 0 {
+		t := time.NewTimer(wt.restart)
+		defer t.Stop()
+		restart = t.C
+	}
+	var progress <-chan time.Time
+	if req.ProgressNotify {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		progress = t.C
+	}
+	var created int64 // header revision of the created response
+	compacted := int64(0)
+	ok := false
+	// Read until the stream closes, also after a cancel, so that the
+	// recorder sees who ended it.
+	for {
+		select {
+		case resp, open := <-rw.C:
+			if !open {
+				switch {
+				case compacted > 0:
+					// The start was compacted: begin again at the oldest revision kept.
+					wt.lastRev.Store(max(wt.lastRev.Load(), compacted-1))
+					return rw.ID, nextStart{StartRevision: compacted}, true
+				case wt.lastRev.Load() > 0:
+					return rw.ID, nextStart{StartRevision: wt.lastRev.Load() + 1, resume: true}, ok
+				case created > 0 && req.StartRevision == 0:
+					return rw.ID, nextStart{StartRevision: created, resume: true}, ok
+				}
+				return rw.ID, nextStart{StartRevision: req.StartRevision, resume: true}, ok
+			}
+			wt.observe(resp)
+			if resp.Created {
+				created = resp.Revision
+			}
+			if resp.Canceled && resp.CompactRevision > 0 {
+				compacted = resp.CompactRevision
+			}
+		case <-restart:
+			ok, restart = true, nil
+			cancel()
+		case <-progress:
+			rctx, c := context.WithTimeout(ctx, time.Second)
+			wt.c.RequestProgress(rctx)
+			c()
+		}
+	}
+}
+
+func (wt *watcher) observe(resp history.WatchResponse) {
+	for _, ev := range resp.Events {
+		if r := ev.Revision(); r > wt.lastRev.Load() {
+			wt.lastRev.Store(r)
+		}
+	}
+	wt.w.Stats.WatchEvents.Add(int64(len(resp.Events)))
+	if resp.Progress && resp.Revision > wt.lastRev.Load() {
+		wt.lastRev.Store(resp.Revision)
+	}
+}

@@ -1,0 +1,239 @@
+// Package suites holds vigil's workloads and the scenarios that wire a
+// fixture, a target, a workload and the checkers into one run.
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets"
+)
+
+// WorkloadConfig sizes the KV + watch workload. The defaults suit a 2-core
+// machine running a 3-member cluster beside vigil: several hundred ops/s.
+type WorkloadConfig struct {
+	Clients  int           // KV clients, one request at a time each
+	Rate     float64       // total KV requests per second, across clients
+	Duration time.Duration // how long the clients run
+	Keys     int           // distinct keys under the prefix
+	Watchers int           // concurrent watchers of the prefix
+	// CompactEvery is the period of compactions (0: none). Each compacts to
+	// a revision some way behind the head, so past-revision watches and
+	// resumes sometimes meet ErrCompacted.
+	CompactEvery   time.Duration
+	RequestTimeout time.Duration
+	// FinalTimeout bounds how long open watches get to reach the final write.
+	FinalTimeout time.Duration
+	// Prefix is prepended to every key; unique per run so runs never mix.
+	Prefix string
+}
+
+// DefaultWorkload is what `vigil run` uses unless told otherwise.
+func DefaultWorkload() WorkloadConfig {
+	return WorkloadConfig{
+		Clients: 8, Rate: 600, Duration: 30 * time.Second, Keys: 16, Watchers: 12,
+		CompactEvery: 8 * time.Second, RequestTimeout: 5 * time.Second, FinalTimeout: 10 * time.Second,
+	}
+}
+
+// Validate reports the first unusable setting, in the words of the CLI.
+func (c WorkloadConfig) Validate() error {
+	switch {
+	case c.Clients < 1:
+		return errors.New("--clients must be at least 1")
+	case c.Rate <= 0:
+		return errors.New("--rate must be positive")
+	case c.Duration <= 0:
+		return errors.New("--duration must be positive")
+	case c.Keys < 1:
+		return errors.New("--keys must be at least 1")
+	case c.Watchers < 0:
+		return errors.New("--watchers must not be negative")
+	case c.Prefix == "":
+		return errors.New("workload prefix must not be empty")
+	}
+	return nil
+}
+
+// Dialer opens a client to member number i (taken modulo the member count).
+type Dialer func(ctx context.Context, member int) (targets.Client, error)
+
+// Stats are live counters of a running workload, for the progress line.
+type Stats struct {
+	Ops, FailedOps, WatchEvents atomic.Int64
+	// StoreRevision is the highest header revision any client saw.
+	StoreRevision atomic.Int64
+
+	mu       sync.Mutex
+	watchers map[*watcher]struct{}
+}
+
+func (s *Stats) sawRevision(rev int64) {
+	for {
+		cur := s.StoreRevision.Load()
+		if rev <= cur || s.StoreRevision.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// SlowestWatchLag is how many revisions the slowest open watcher trails the
+// highest revision seen by any client.
+func (s *Stats) SlowestWatchLag() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, lag := s.StoreRevision.Load(), int64(0)
+	for w := range s.watchers {
+		if l := head - w.lastRev.Load(); w.lastRev.Load() > 0 && l > lag {
+			lag = l
+		}
+	}
+	return lag
+}
+
+// seeded derives a named sub-seed, so each part of a run draws from its own
+// stream and adding a part does not change the others' choices.
+func seeded(seed int64, name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
+}
+
+// Workload runs KV clients, watchers and compactions against one target and
+// records everything through targets.Recording.
+type Workload struct {
+	cfg     WorkloadConfig
+	dial    Dialer
+	members int
+	rec     *history.Recorder
+	seed    int64
+	Stats   *Stats
+}
+
+// NewWorkload prepares a workload; Run starts it.
+func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64) *Workload {
+	return &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed,
+		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
+}
+
+func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefix, i) }
+
+// Run drives the workload for cfg.Duration (or until ctx ends), then makes
+// the final write and waits for the open watches to reach it. Client ids:
+// 0..Clients-1 are KV clients, Clients is the compactor and the final
+// writer, watchers follow.
+func (w *Workload) Run(ctx context.Context) error {
+	if err := w.cfg.Validate(); err != nil {
+		return err
+	}
+	var clients []*targets.Recording
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for i := 0; i <= w.cfg.Clients; i++ {
+		c, err := w.dial(ctx, i%w.members)
+		if err != nil {
+			return err
+		}
+		clients = append(clients, targets.Record(c, i, w.rec))
+	}
+	control := clients[w.cfg.Clients]
+	// The head revision anchors the first watchers' start revisions.
+	if resp, err := control.Do(ctx, history.Request{Kind: history.OpRange, Key: w.key(0)}); err == nil {
+		w.Stats.sawRevision(resp.Revision)
+	}
+
+	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWatches()
+	var watchWG sync.WaitGroup
+	watchers := make([]*watcher, w.cfg.Watchers)
+	for i := range watchers {
+		c, err := w.dial(ctx, i%w.members)
+		if err != nil {
+			return err
+		}
+		rc := targets.Record(c, w.cfg.Clients+1+i, w.rec)
+		clients = append(clients, rc)
+		watchers[i] = newWatcher(w, i, rc, seeded(w.seed, fmt.Sprintf("watcher-%d", i)))
+		watchWG.Add(1)
+		go func(wt *watcher) {
+			defer watchWG.Done()
+			wt.run(watchCtx, ctx)
+		}(watchers[i])
+	}
+
+	runCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
+	defer stop()
+	var wg sync.WaitGroup
+	for i := 0; i < w.cfg.Clients; i++ {
+		wg.Add(1)
+		go func(c *targets.Recording) {
+			defer wg.Done()
+			w.kvClient(runCtx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
+		}(clients[i])
+	}
+	if w.cfg.CompactEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.compactor(runCtx, control, seeded(w.seed, "compactor"))
+		}()
+	}
+	wg.Wait()
+
+	err := ctx.Err() // interrupted: record what we have, skip the final phase
+	if err == nil {
+		w.finalPhase(ctx, control, watchers)
+	}
+	stopWatches()
+	watchWG.Wait()
+	if err == nil {
+		w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkEnd, Time: w.rec.Now()}})
+	}
+	return err
+}
+
+// finalPhase writes one last value and waits until every open watch has
+// delivered it (bounded by FinalTimeout); the checkers hold the watches to it.
+func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watchers []*watcher) {
+	var final *history.Response
+	var opID int64
+	for attempt := 0; attempt < 5 && final == nil && ctx.Err() == nil; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+		resp, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: w.cfg.Prefix + "final",
+			Value: fmt.Sprintf("final.%d", attempt)})
+		cancel()
+		if err == nil {
+			final, opID = resp, c.LastOp()
+		}
+	}
+	if final == nil {
+		return // no mark: the checkers will say the final phase is missing
+	}
+	w.Stats.sawRevision(final.Revision)
+	w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkFinalWrite, Time: w.rec.Now(),
+		Op: opID, Revision: final.Revision}})
+	deadline := time.Now().Add(w.cfg.FinalTimeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		behind := 0
+		for _, wt := range watchers {
+			if !wt.reached(final.Revision) {
+				behind++
+				wt.nudge(ctx)
+			}
+		}
+		if behind == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,265 @@
+// Package etcd is the target adapter for any server that speaks the etcd v3
+// API, built on go.etcd.io/etcd/client/v3. It translates history requests
+// into client calls and the answers back; targets.Recording records them.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets"
+)
+
+// Supports lists what the etcd adapter can do.
+func Supports() []targets.Feature {
+	return []targets.Feature{targets.FeatureKV, targets.FeatureTxn, targets.FeatureCompact,
+		targets.FeatureWatch, targets.FeatureWatchPrevKV, targets.FeatureProgressNotify,
+		targets.FeatureWatchFilters, targets.FeatureHashKV}
+}
+
+// Client talks to one endpoint only, so the history knows which member
+// answered (no client-side balancing across members).
+type Client struct {
+	c        *clientv3.Client
+	endpoint string
+}
+
+// Dial connects to one endpoint. It does not wait for the connection.
+func Dial(endpoint string, dialTimeout time.Duration) (*Client, error) {
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{endpoint},
+		DialTimeout: dialTimeout,
+		// The client's own logs would drown vigil's output.
+		Logger: zap.NewNop(),
+		// Keep the connection alive through pauses of the member.
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", endpoint, err)
+	}
+	return &Client{c: c, endpoint: endpoint}, nil
+}
+
+// Member is the endpoint this client talks to.
+func (c *Client) Member() string { return c.endpoint }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.c.Close() }
+
+// Raw is the underlying etcd client, for fixtures and final reads.
+func (c *Client) Raw() *clientv3.Client { return c.c }
+
+// Do runs one request.
+func (c *Client) Do(ctx context.Context, req history.Request) (*history.Response, error) {
+	switch req.Kind {
+	case history.OpRange, history.OpPut, history.OpDelete:
+		op, err := toOp(req)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.c.Do(ctx, op)
+		if err != nil {
+			return nil, classify(err)
+		}
+		return fromOpResponse(resp), nil
+	case history.OpTxn:
+		return c.txn(ctx, req)
+	case history.OpCompact:
+		resp, err := c.c.Compact(ctx, req.Revision)
+		if err != nil {
+			return nil, classify(err)
+		}
+		return &history.Response{Revision: resp.Header.Revision, MemberID: resp.Header.MemberId, RaftTerm: resp.Header.RaftTerm}, nil
+	case history.OpStatus:
+		resp, err := c.c.Status(ctx, c.endpoint)
+		if err != nil {
+			return nil, classify(err)
+		}
+		return &history.Response{Revision: resp.Header.Revision, MemberID: resp.Header.MemberId, RaftTerm: resp.RaftTerm}, nil
+	case history.OpHashKV:
+		resp, err := c.c.HashKV(ctx, c.endpoint, req.Revision)
+		if err != nil {
+			return nil, classify(err)
+		}
+		return &history.Response{Revision: resp.Header.Revision, MemberID: resp.Header.MemberId,
+			CompactRevision: resp.CompactRevision, Hash: resp.Hash}, nil
+	}
+	return nil, fmt.Errorf("etcd target: unsupported request kind %q", req.Kind)
+}
+
+func (c *Client) txn(ctx context.Context, req history.Request) (*history.Response, error) {
+	cmps := make([]clientv3.Cmp, 0, len(req.Compares))
+	for _, cm := range req.Compares {
+		cmp, err := toCmp(cm)
+		if err != nil {
+			return nil, err
+		}
+		cmps = append(cmps, cmp)
+	}
+	then, err := toOps(req.Success)
+	if err != nil {
+		return nil, err
+	}
+	els, err := toOps(req.Failure)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := &history.Response{Revision: resp.Header.Revision, MemberID: resp.Header.MemberId,
+		RaftTerm: resp.Header.RaftTerm, Succeeded: resp.Succeeded}
+	for _, r := range resp.Responses {
+		out.Responses = append(out.Responses, fromResponseOp(r))
+	}
+	return out, nil
+}
+
+func toOps(reqs []history.Request) ([]clientv3.Op, error) {
+	ops := make([]clientv3.Op, 0, len(reqs))
+	for _, r := range reqs {
+		op, err := toOp(r)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func toOp(req history.Request) (clientv3.Op, error) {
+	switch req.Kind {
+	case history.OpRange:
+		var opts []clientv3.OpOption
+		if req.End != "" {
+			opts = append(opts, clientv3.WithRange(req.End))
+		}
+		if req.Limit > 0 {
+			opts = append(opts, clientv3.WithLimit(req.Limit))
+		}
+		if req.Revision > 0 {
+			opts = append(opts, clientv3.WithRev(req.Revision))
+		}
+		if req.Serializable {
+			opts = append(opts, clientv3.WithSerializable())
+		}
+		if req.KeysOnly {
+			opts = append(opts, clientv3.WithKeysOnly())
+		}
+		return clientv3.OpGet(req.Key, opts...), nil
+	case history.OpPut:
+		var opts []clientv3.OpOption
+		if req.PrevKV {
+			opts = append(opts, clientv3.WithPrevKV())
+		}
+		return clientv3.OpPut(req.Key, req.Value, opts...), nil
+	case history.OpDelete:
+		var opts []clientv3.OpOption
+		if req.End != "" {
+			opts = append(opts, clientv3.WithRange(req.End))
+		}
+		if req.PrevKV {
+			opts = append(opts, clientv3.WithPrevKV())
+		}
+		return clientv3.OpDelete(req.Key, opts...), nil
+	}
+	return clientv3.Op{}, fmt.Errorf("etcd target: %q cannot be a single op", req.Kind)
+}
+
+func toCmp(c history.Compare) (clientv3.Cmp, error) {
+	var cmp clientv3.Cmp
+	switch c.Target {
+	case "mod":
+		cmp = clientv3.Compare(clientv3.ModRevision(c.Key), c.Result, c.Int)
+	case "create":
+		cmp = clientv3.Compare(clientv3.CreateRevision(c.Key), c.Result, c.Int)
+	case "version":
+		cmp = clientv3.Compare(clientv3.Version(c.Key), c.Result, c.Int)
+	case "value":
+		cmp = clientv3.Compare(clientv3.Value(c.Key), c.Result, c.Value)
+	default:
+		return cmp, fmt.Errorf("etcd target: unknown compare target %q", c.Target)
+	}
+	return cmp, nil
+}
+
+// fromResponseOp converts one txn branch response. Branch responses may
+// carry no header of their own: the txn's header holds the revision.
+func fromResponseOp(r *pb.ResponseOp) history.Response {
+	var out history.Response
+	if g := r.GetResponseRange(); g != nil {
+		out.Revision = g.GetHeader().GetRevision()
+		out.KVs, out.Count, out.More = fromKVs(g.Kvs), g.Count, g.More
+	}
+	if p := r.GetResponsePut(); p != nil {
+		out.Revision = p.GetHeader().GetRevision()
+		if p.PrevKv != nil {
+			out.PrevKVs = []history.KV{fromKV(p.PrevKv)}
+		}
+	}
+	if d := r.GetResponseDeleteRange(); d != nil {
+		out.Revision = d.GetHeader().GetRevision()
+		out.Deleted, out.PrevKVs = d.Deleted, fromKVs(d.PrevKvs)
+	}
+	return out
+}
+
+func fromOpResponse(r clientv3.OpResponse) *history.Response {
+	out := &history.Response{}
+	switch {
+	case r.Get() != nil:
+		g := r.Get()
+		out.Revision, out.MemberID, out.RaftTerm = g.Header.Revision, g.Header.MemberId, g.Header.RaftTerm
+		out.KVs, out.Count, out.More = fromKVs(g.Kvs), g.Count, g.More
+	case r.Put() != nil:
+		p := r.Put()
+		out.Revision, out.MemberID, out.RaftTerm = p.Header.Revision, p.Header.MemberId, p.Header.RaftTerm
+		if p.PrevKv != nil {
+			out.PrevKVs = []history.KV{fromKV(p.PrevKv)}
+		}
+	case r.Del() != nil:
+		d := r.Del()
+		out.Revision, out.MemberID, out.RaftTerm = d.Header.Revision, d.Header.MemberId, d.Header.RaftTerm
+		out.Deleted, out.PrevKVs = d.Deleted, fromKVs(d.PrevKvs)
+	}
+	return out
+}
+
+func fromKVs(kvs []*mvccpb.KeyValue) []history.KV {
+	if len(kvs) == 0 {
+		return nil
+	}
+	out := make([]history.KV, len(kvs))
+	for i, kv := range kvs {
+		out[i] = fromKV(kv)
+	}
+	return out
+}
+
+func fromKV(kv *mvccpb.KeyValue) history.KV {
+	return history.KV{Key: string(kv.Key), Value: string(kv.Value), CreateRevision: kv.CreateRevision,
+		ModRevision: kv.ModRevision, Version: kv.Version}
+}
+
+// classify marks the errors whose outcome is definite.
+func classify(err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrCompacted) || strings.Contains(err.Error(), rpctypes.ErrCompacted.Error()):
+		return &targets.OpError{Code: history.ErrCompacted, Err: err}
+	case errors.Is(err, rpctypes.ErrFutureRev) || strings.Contains(err.Error(), rpctypes.ErrFutureRev.Error()):
+		return &targets.OpError{Code: history.ErrFutureRevision, Err: err}
+	}
+	return &targets.OpError{Code: history.ErrUnknown, Err: err}
+}

@@ -1,0 +1,105 @@
+package targets
+
+import (
+	"context"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Recording wraps a Client so that every call and every watch message lands
+// in the history, stamped with the client's id and times from the run's
+// clock. It is the only way the workload talks to a target.
+type Recording struct {
+	inner  Client
+	id     int
+	rec    *history.Recorder
+	lastOp int64 // id of the last operation Do recorded
+}
+
+// Record wraps c as client number id of the run.
+func Record(c Client, id int, rec *history.Recorder) *Recording {
+	return &Recording{inner: c, id: id, rec: rec}
+}
+
+// ID is the client's number in the history.
+func (r *Recording) ID() int { return r.id }
+
+// Member is the endpoint the client talks to.
+func (r *Recording) Member() string { return r.inner.Member() }
+
+// Close closes the underlying client.
+func (r *Recording) Close() error { return r.inner.Close() }
+
+// RequestProgress asks for a progress notification (not itself recorded:
+// the notification it causes is).
+func (r *Recording) RequestProgress(ctx context.Context) error {
+	return r.inner.RequestProgress(ctx)
+}
+
+// Do runs and records one request.
+func (r *Recording) Do(ctx context.Context, req history.Request) (*history.Response, error) {
+	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req}
+	op.Call = r.rec.Now()
+	resp, err := r.inner.Do(ctx, req)
+	op.Return = r.rec.Now()
+	if err != nil {
+		op.Error, op.Code = err.Error(), CodeOf(err)
+		resp = nil
+	} else {
+		op.Response = resp
+	}
+	r.rec.Add(history.Record{Op: &op})
+	r.lastOp = op.ID
+	return resp, err
+}
+
+// LastOp is the id of the last operation Do recorded. Like Do, it is for
+// the one goroutine that uses this client for requests.
+func (r *Recording) LastOp() int64 { return r.lastOp }
+
+// RecordedWatch is a watch stream being recorded.
+type RecordedWatch struct {
+	ID int64
+	// C carries every response as recorded (with the watch id and receive
+	// time) and is closed when the stream has ended and its end is recorded.
+	C <-chan history.WatchResponse
+}
+
+// Watch opens and records a watch. resumes is the id of the watch this one
+// continues, or 0. Cancel ctx to close it; the end is recorded either way.
+func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes int64) RecordedWatch {
+	w := history.Watch{ID: r.rec.NextWatchID(), Client: r.id, Member: r.inner.Member(), Resumes: resumes, Request: req}
+	w.Call = r.rec.Now()
+	r.rec.Add(history.Record{Watch: &w})
+	in := r.inner.Watch(ctx, req)
+	out := make(chan history.WatchResponse, 64)
+	go func() {
+		defer close(out)
+		end := history.WatchEnd{Watch: w.ID}
+		var last *history.WatchResponse
+		for m := range in {
+			resp := m.Response
+			resp.Watch, resp.Time = w.ID, r.rec.Now()
+			if m.Err != nil {
+				resp.Error = m.Err.Error()
+			}
+			r.rec.Add(history.Record{WatchResponse: &resp})
+			out <- resp
+			last = &resp
+		}
+		end.Time = r.rec.Now()
+		switch {
+		case ctx.Err() != nil:
+			end.Reason = history.EndClient
+		case last != nil && last.Canceled:
+			end.Reason = history.EndServer
+			end.Error = last.Error
+		case last != nil && last.Error != "":
+			end.Reason, end.Error = history.EndError, last.Error
+		default:
+			end.Reason, end.Error = history.EndError, "stream closed without a cancel reason or error"
+		}
+		r.rec.Add(history.Record{WatchEnd: &end})
+	}()
+	return RecordedWatch{ID: w.ID, C: out}
+}

@@ -1,0 +1,72 @@
+// Package targets holds the client adapters vigil drives a system under test
+// through. An adapter (targets/etcd, later the Kubernetes one) translates
+// history requests into the system's API; Recording wraps any adapter and
+// puts every call and every watch message into the history. Sabotage
+// wrappers sit between the two, so the history records what clients saw.
+package targets
+
+import (
+	"context"
+	"errors"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Client is one connection to one member of an etcd-API system. A client is
+// used by one workload goroutine at a time for Do; watches may run beside.
+type Client interface {
+	// Do runs one KV request. Errors should be *OpError where the adapter
+	// can classify them.
+	Do(ctx context.Context, req history.Request) (*history.Response, error)
+	// Watch opens a watch stream. The channel carries every response and is
+	// closed when the stream ends; the last message says why (Err or a
+	// canceled response). Canceling ctx closes the stream.
+	Watch(ctx context.Context, req history.WatchRequest) <-chan WatchMessage
+	// RequestProgress asks the server for a progress notification on the
+	// watch streams of this client.
+	RequestProgress(ctx context.Context) error
+	// Member is the endpoint this client talks to.
+	Member() string
+	Close() error
+}
+
+// WatchMessage is one message of a watch stream, without vigil's ids and
+// times (Recording adds them).
+type WatchMessage struct {
+	Response history.WatchResponse
+	// Err is set when the stream broke; it is the last message.
+	Err error
+}
+
+// Feature names what a target supports, so checks that need something the
+// target lacks say "skipped: unsupported by target".
+type Feature string
+
+const (
+	FeatureKV             Feature = "kv"
+	FeatureTxn            Feature = "txn"
+	FeatureCompact        Feature = "compact"
+	FeatureWatch          Feature = "watch"
+	FeatureWatchPrevKV    Feature = "watch-prev-kv"
+	FeatureProgressNotify Feature = "watch-progress-notify"
+	FeatureWatchFilters   Feature = "watch-filters"
+	FeatureHashKV         Feature = "hashkv"
+)
+
+// OpError is an error classified for the history.
+type OpError struct {
+	Code history.ErrorCode
+	Err  error
+}
+
+func (e *OpError) Error() string { return e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// CodeOf classifies err; unclassified errors have an unknown outcome.
+func CodeOf(err error) history.ErrorCode {
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return oe.Code
+	}
+	return history.ErrUnknown
+}
