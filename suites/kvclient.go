@@ -22,26 +22,31 @@ func prefixEnd(p string) string {
 	return "\x00"
 }
 
-// kvClient issues requests at its share of the rate until ctx ends. The op
-// mix covers every KV call the checkers judge; CAS txns use the mod revision
-// this client last saw, so some succeed and some fail.
-func (w *Workload) kvClient(ctx context.Context, c *targets.Recording, rng *rand.Rand) {
+// kvClient issues requests at its share of the rate until runCtx ends. The
+// op mix covers every KV call the checkers judge; CAS txns use the mod
+// revision this client last saw, so some succeed and some fail. Requests
+// hang off reqCtx, not runCtx, so the end of the run does not fail the
+// requests in flight (that would make their outcome needlessly unknown).
+func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording, rng *rand.Rand) {
 	interval := time.Duration(float64(time.Second) * float64(w.cfg.Clients) / w.cfg.Rate)
 	modRev := map[string]int64{} // key -> mod revision last seen (0: absent)
 	next := time.Now()
-	for seq := 0; ctx.Err() == nil; seq++ {
+	for seq := 0; runCtx.Err() == nil; seq++ {
 		next = next.Add(interval)
 		if d := time.Until(next); d > 0 {
 			select {
-			case <-ctx.Done():
+			case <-runCtx.Done():
 				return
 			case <-time.After(d):
 			}
 		} else if d < -time.Second {
 			next = time.Now() // fell behind (a fault); do not burst to catch up
 		}
+		if runCtx.Err() != nil {
+			return
+		}
 		req := w.nextRequest(rng, c.ID(), seq, modRev)
-		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
 		resp, err := c.Do(rctx, req)
 		cancel()
 		w.Stats.Ops.Add(1)
@@ -116,13 +121,13 @@ func learn(modRev map[string]int64, req history.Request, resp *history.Response)
 }
 
 // compactor compacts to a revision some way behind the head, now and then.
-func (w *Workload) compactor(ctx context.Context, c *targets.Recording, rng *rand.Rand) {
+func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recording, rng *rand.Rand) {
 	t := time.NewTicker(w.cfg.CompactEvery)
 	defer t.Stop()
 	var last int64
 	for {
 		select {
-		case <-ctx.Done():
+		case <-runCtx.Done():
 			return
 		case <-t.C:
 		}
@@ -130,7 +135,7 @@ func (w *Workload) compactor(ctx context.Context, c *targets.Recording, rng *ran
 		if rev <= last {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
 		_, err := c.Do(rctx, history.Request{Kind: history.OpCompact, Revision: rev})
 		cancel()
 		if err == nil {

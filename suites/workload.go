@@ -178,14 +178,14 @@ func (w *Workload) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func(c *targets.Recording) {
 			defer wg.Done()
-			w.kvClient(runCtx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
+			w.kvClient(runCtx, ctx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
 		}(clients[i])
 	}
 	if w.cfg.CompactEvery > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.compactor(runCtx, control, seeded(w.seed, "compactor"))
+			w.compactor(runCtx, ctx, control, seeded(w.seed, "compactor"))
 		}()
 	}
 	wg.Wait()

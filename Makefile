@@ -1,0 +1,24 @@
+# vigil: the two commands a newcomer needs are `make run` and `make test`.
+GO ?= go
+
+.PHONY: vigil run test bench vet clean
+
+vigil:
+	$(GO) build -o vigil ./cmd/vigil
+
+# A checked 30 s workload against a local 3-member etcd cluster (built from
+# the Go module proxy on first use).
+run: vigil
+	./vigil run
+
+# Unit tests and suites against real etcd processes. -p 1: the suites start
+# clusters, and two at once on a 2-core machine would starve each other.
+test:
+	$(GO) vet ./...
+	$(GO) test -p 1 -timeout 30m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -f vigil

@@ -1,0 +1,307 @@
+package main
+
+// End-to-end tests of the vigil binary against real etcd processes, as a
+// user runs it: exit codes, files written, nothing left running.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+)
+
+var vigilBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vigil-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	vigilBin = filepath.Join(dir, "vigil")
+	if out, err := exec.Command("go", "build", "-o", vigilBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building vigil: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func vigil(t *testing.T, timeout time.Duration, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(vigilBin, args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		t.Fatalf("vigil %v did not finish within %s\nstderr:\n%s", args, timeout, se.String())
+	}
+	return result{cmd.ProcessState.ExitCode(), so.String(), se.String()}
+}
+
+// processesUsing lists the pids whose command line mentions dir: the etcd
+// members of a run have their data dirs under the run's output dir.
+func processesUsing(dir string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte(dir)) {
+			continue
+		}
+		found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+	}
+	return found
+}
+
+func assertNothingLeft(t *testing.T, dir string) {
+	t.Helper()
+	if left := processesUsing(dir); len(left) > 0 {
+		for _, p := range left {
+			var pid int
+			fmt.Sscanf(p, "%d:", &pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("processes of the run are still running:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+func readResult(t *testing.T, path string) reports.Result {
+	t.Helper()
+	r, err := reports.ReadJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func verdicts(r reports.Result) map[string]string {
+	m := map[string]string{}
+	for _, c := range r.Checks {
+		m[c.Name] = string(c.Verdict)
+	}
+	return m
+}
+
+// A healthy run passes, and re-checking it offline gives the same verdicts;
+// with one watch event removed by hand, the re-check fails and names the
+// watch and the missing revision.
+func TestRunThenCheck(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	res := vigil(t, 5*time.Minute, "run", "--duration", "8s", "--seed", "11", "--out", out)
+	assertNothingLeft(t, out)
+	if res.code != 0 {
+		t.Fatalf("vigil run exit %d, want 0\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, f := range []string{"result.json", "junit.xml", "history.jsonl", "members/m0/etcd.log"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("run did not write %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(res.stdout, "watch/reliable") || !strings.Contains(res.stdout, "verdict: PASS") {
+		t.Errorf("no verdict table on stdout:\n%s", res.stdout)
+	}
+	if !strings.Contains(res.stderr, "ops") || !strings.Contains(res.stderr, "slowest watcher lag") {
+		t.Errorf("no live progress on stderr:\n%s", res.stderr)
+	}
+	run := readResult(t, filepath.Join(out, "result.json"))
+	if run.Verdict != "pass" || run.Seed != 11 || run.Stats.Operations < 500 || run.Stats.WatchEvents < 1000 {
+		t.Fatalf("unexpected result: verdict %s seed %d stats %+v", run.Verdict, run.Seed, run.Stats)
+	}
+
+	chk := vigil(t, 2*time.Minute, "check", out)
+	if chk.code != 0 {
+		t.Fatalf("vigil check exit %d, want 0\n%s%s", chk.code, chk.stdout, chk.stderr)
+	}
+	again := readResult(t, filepath.Join(out, "check", "result.json"))
+	if fmt.Sprint(verdicts(again)) != fmt.Sprint(verdicts(run)) {
+		t.Fatalf("re-check verdicts differ:\nrun   %v\ncheck %v", verdicts(run), verdicts(again))
+	}
+
+	// Remove one event from the middle of a watch that saw many.
+	bad := filepath.Join(t.TempDir(), "bad")
+	os.MkdirAll(bad, 0o755)
+	watch, rev := removeOneEvent(t, filepath.Join(out, history.FileName), filepath.Join(bad, history.FileName))
+	broken := vigil(t, 2*time.Minute, "check", bad)
+	if broken.code != 1 {
+		t.Fatalf("check of a history missing an event: exit %d, want 1\n%s%s", broken.code, broken.stdout, broken.stderr)
+	}
+	if !strings.Contains(broken.stdout, "watch/reliable") ||
+		!strings.Contains(broken.stdout, fmt.Sprintf("watch %d", watch)) ||
+		!strings.Contains(broken.stdout, fmt.Sprintf("revision %d", rev)) {
+		t.Fatalf("the report does not name watch %d and revision %d:\n%s", watch, rev, broken.stdout)
+	}
+}
+
+// removeOneEvent copies a history, dropping the single event of a response
+// in the middle of the busiest watch. It returns the watch id and revision.
+func removeOneEvent(t *testing.T, from, to string) (int64, int64) {
+	t.Helper()
+	h, err := history.Load(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var best *history.WatchStream
+	for _, w := range h.Watches {
+		if best == nil || len(w.Responses) > len(best.Responses) {
+			best = w
+		}
+	}
+	for i := len(best.Responses) / 2; i < len(best.Responses)-1; i++ {
+		r := &best.Responses[i]
+		if len(r.Events) == 1 {
+			rev := r.Events[0].Revision()
+			r.Events = nil
+			if err := history.Save(to, h); err != nil {
+				t.Fatal(err)
+			}
+			return best.ID, rev
+		}
+	}
+	t.Fatal("no response with a single event in the busiest watch")
+	return 0, 0
+}
+
+// Ctrl-C or kill -TERM in the middle of a run stops it cleanly: no etcd
+// process remains, the history and a result saying "interrupted" are there.
+func TestInterruptLeavesNothingRunning(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := exec.Command(vigilBin, "run", "--duration", "60s", "--out", out)
+			stderr, _ := cmd.StderrPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait for the workload to be under way.
+			sc := bufio.NewScanner(stderr)
+			progress := 0
+			for sc.Scan() && progress < 2 {
+				if strings.Contains(sc.Text(), "ops ") {
+					progress++
+				}
+			}
+			if len(processesUsing(out)) == 0 {
+				t.Fatal("no etcd process found while the run was going")
+			}
+			cmd.Process.Signal(sig)
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("vigil did not exit within 60s of the signal")
+			}
+			assertNothingLeft(t, out)
+			if code := cmd.ProcessState.ExitCode(); code != 3 {
+				t.Errorf("exit code %d after %s, want 3", code, sig)
+			}
+			r := readResult(t, filepath.Join(out, "result.json"))
+			if r.Verdict != reports.VerdictError || !strings.Contains(r.Reason, "interrupted") {
+				t.Errorf("result after %s: verdict %q reason %q", sig, r.Verdict, r.Reason)
+			}
+			if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
+				t.Errorf("the partial history does not load: %v", err)
+			}
+		})
+	}
+}
+
+// SIGKILL of vigil cannot be handled; the members die with it (parent-death
+// signal).
+func TestKilledVigilTakesMembersAlong(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(vigilBin, "run", "--duration", "60s", "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "ops ") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesUsing(out)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	assertNothingLeft(t, out)
+	if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
+		t.Errorf("the history of a killed run does not load: %v", err)
+	}
+}
+
+func TestSetupErrorsExit3(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unreachable endpoint", []string{"run", "--endpoints", "127.0.0.1:1"}, "127.0.0.1:1"},
+		{"bad member count", []string{"run", "--members", "4"}, "--members 4"},
+		{"unknown flag", []string{"run", "--bogus"}, "bogus"},
+		{"bad version", []string{"run", "--etcd-version", "latest"}, "latest"},
+		{"missing binary", []string{"run", "--etcd-binary", "/nonexistent/etcd"}, "/nonexistent/etcd"},
+		{"check of nothing", []string{"check", "/nonexistent/run"}, "does not exist"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			args := append(c.args, "--out", filepath.Join(t.TempDir(), "out"))
+			if c.args[0] != "run" {
+				args = c.args
+			}
+			res := vigil(t, time.Minute, args...)
+			if res.code != 3 {
+				t.Fatalf("exit %d, want 3\n%s%s", res.code, res.stdout, res.stderr)
+			}
+			if !strings.Contains(res.stderr, c.want) {
+				t.Fatalf("message does not mention %q:\n%s", c.want, res.stderr)
+			}
+			if c.name == "unreachable endpoint" && time.Since(start) > 20*time.Second {
+				t.Fatalf("took %s to give up on an unreachable endpoint", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestCheckCorruptHistory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, history.FileName), []byte(`{"meta":{"format":1,"vigil":"x","target":{"kind":"etcd","fixture":"process"},"seed":1,"started":"2026-01-01T00:00:00Z","prefix":"/p/"}}`+"\n{oops\n"), 0o644)
+	res := vigil(t, time.Minute, "check", dir)
+	if res.code != 3 || !strings.Contains(res.stderr, "line 2") {
+		t.Fatalf("exit %d, want 3 naming line 2:\n%s", res.code, res.stderr)
+	}
+}

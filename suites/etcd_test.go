@@ -1,0 +1,80 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// The scenario passes on healthy etcd across the versions and cluster sizes
+// vigil promises, and records a workload worth checking. Durations are short
+// here; the README's figures come from 30 s runs.
+func TestHealthyEtcdPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real etcd clusters")
+	}
+	cases := []struct {
+		version string
+		members int
+	}{
+		{"v3.6.16", 3},
+		{"v3.5.17", 3},
+		{"v3.6.16", 1},
+		{"v3.6.16", 5},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%d-members", c.version, c.members), func(t *testing.T) {
+			g := NewWithT(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			bin, err := binaries.Etcd(ctx, binaries.Options{Version: c.version, Progress: os.Stderr})
+			g.Expect(err).NotTo(HaveOccurred())
+			dir := t.TempDir()
+			fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: c.members, Dir: dir, Version: c.version})
+			defer fx.Stop()
+			g.Expect(fx.Start(ctx)).To(Succeed())
+
+			wl := DefaultWorkload()
+			wl.Duration = 8 * time.Second
+			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 5, Vigil: "test", Workload: wl, Checks: checkers.DefaultConfig()})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out.Interrupted).To(BeFalse())
+
+			for _, r := range out.Results {
+				g.Expect(r.Verdict).To(Or(Equal(checkers.Pass), Equal(checkers.Skipped)),
+					"%s: %s %v", r.Name, r.Reason, r.Violations)
+			}
+			g.Expect(checkers.Overall(out.Results)).To(Equal(checkers.Pass))
+
+			h := out.History
+			events := 0
+			for _, w := range h.Watches {
+				g.Expect(w.End).NotTo(BeNil(), "watch %d has no recorded end", w.ID)
+				for _, r := range w.Responses {
+					events += len(r.Events)
+				}
+			}
+			g.Expect(len(h.Operations)).To(BeNumerically(">", 1000))
+			g.Expect(events).To(BeNumerically(">", 5000))
+			_, final := h.Mark(history.MarkFinalWrite)
+			_, end := h.Mark(history.MarkEnd)
+			g.Expect(final && end).To(BeTrue(), "final-write and end marks")
+			t.Logf("%d operations, %d watches, %d events", len(h.Operations), len(h.Watches), events)
+
+			// What was written to disk is what was checked.
+			saved, err := history.Load(dir + "/" + history.FileName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(saved.Operations).To(HaveLen(len(h.Operations)))
+			g.Expect(saved.Watches).To(HaveLen(len(h.Watches)))
+		})
+	}
+}
