@@ -88,7 +88,8 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	head := stats.StoreRevision.Load()
 	switch wt.start {
 	case startPast:
-		req.StartRevision = max(1, head-int64(1+wt.rng.IntN(80)))
+		// Far enough back that some starts are already compacted.
+		req.StartRevision = max(1, head-int64(1+wt.rng.IntN(300)))
 	case startFuture:
 		req.StartRevision = head + int64(5+wt.rng.IntN(25))
 	}

@@ -172,7 +172,7 @@ func newFixture(ctx context.Context, f *runFlags) (fixtures.Fixture, error) {
 	ver := f.etcdVersion
 	if f.etcdBinary != "" {
 		if v, err := binaries.EtcdVersion(bin); err == nil {
-			ver = v
+			ver = "v" + strings.TrimPrefix(v, "v")
 		}
 	}
 	return etcdproc.New(etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver}), nil
