@@ -4,6 +4,8 @@
 package checkers
 
 import (
+	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/vigil-suite/vigil/history"
@@ -27,6 +29,9 @@ const (
 type Result struct {
 	Name    string  `json:"name"`
 	Verdict Verdict `json:"verdict"`
+	// Should marks a best-effort promise (a SHOULD line): its failure is a
+	// warning and does not fail the run.
+	Should bool `json:"should,omitempty"`
 	// Reason explains a skipped or unknown verdict.
 	Reason     string      `json:"reason,omitempty"`
 	Violations []Violation `json:"violations"`
@@ -50,8 +55,8 @@ type Violation struct {
 	Want     string `json:"want,omitempty"`
 	Got      string `json:"got,omitempty"`
 	// Operations and Events are the records that prove the violation.
-	Operations []int64            `json:"operations,omitempty"`
-	Events     []history.EventAt  `json:"events,omitempty"`
+	Operations []int64           `json:"operations,omitempty"`
+	Events     []history.EventAt `json:"events,omitempty"`
 }
 
 // Error makes a Violation usable as an error wrapping its guarantee.
@@ -82,10 +87,13 @@ type Check struct {
 }
 
 // Overall folds verdicts into one: fail beats unknown beats pass; skipped
-// counts as neither.
+// counts as neither, and so do the failures of SHOULD checks (warnings).
 func Overall(results []Result) Verdict {
 	v := Pass
 	for _, r := range results {
+		if r.Should && r.Verdict == Fail {
+			continue
+		}
 		switch r.Verdict {
 		case Fail:
 			return Fail
@@ -94,4 +102,36 @@ func Overall(results []Result) Verdict {
 		}
 	}
 	return v
+}
+
+// violationJSON is a Violation as result.json spells it: the guarantee as
+// its text, since an error value does not survive JSON.
+type violationJSON struct {
+	Guarantee string `json:"guarantee,omitempty"`
+	plainViolation
+}
+
+type plainViolation Violation
+
+// MarshalJSON writes the guarantee as text.
+func (v Violation) MarshalJSON() ([]byte, error) {
+	out := violationJSON{plainViolation: plainViolation(v)}
+	if v.Guarantee != nil {
+		out.Guarantee = v.Guarantee.Error()
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a violation back; the guarantee becomes a plain
+// error with the same text (errors.Is against the sentinel no longer holds).
+func (v *Violation) UnmarshalJSON(b []byte) error {
+	var in violationJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*v = Violation(in.plainViolation)
+	if in.Guarantee != "" {
+		v.Guarantee = errors.New(in.Guarantee)
+	}
+	return nil
 }

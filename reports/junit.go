@@ -32,6 +32,7 @@ type junitCase struct {
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitMessage struct {
@@ -46,14 +47,17 @@ func WriteJUnit(dir string, r Result) error {
 	s := junitSuite{Name: "vigil " + r.Target.Kind, Time: r.DurationS}
 	for _, c := range r.Checks {
 		tc := junitCase{Name: c.Name, Classname: "vigil." + r.Target.Kind, Time: c.Elapsed.Seconds()}
-		switch c.Verdict {
-		case checkers.Fail:
+		switch {
+		case c.Should && c.Verdict == checkers.Fail:
+			// A SHOULD line: a warning, not a failed test.
+			tc.SystemOut = "WARNING: " + violationText(c)
+		case c.Verdict == checkers.Fail:
 			s.Failures++
 			tc.Failure = &junitMessage{Message: fmt.Sprintf("%d violation(s)", len(c.Violations)), Body: violationText(c)}
-		case checkers.Unknown:
+		case c.Verdict == checkers.Unknown:
 			s.Errors++
 			tc.Error = &junitMessage{Message: "unknown: " + c.Reason}
-		case checkers.Skipped:
+		case c.Verdict == checkers.Skipped:
 			s.Skipped++
 			tc.Skipped = &junitMessage{Message: c.Reason}
 		}

@@ -28,7 +28,7 @@ func Table(w io.Writer, r Result) {
 		} else if detail == "" {
 			detail = figures(c.Figures)
 		}
-		fmt.Fprintf(w, "%-26s %-8s %7.2fs  %s\n", c.Name, strings.ToUpper(string(c.Verdict)), c.Elapsed.Seconds(), detail)
+		fmt.Fprintf(w, "%-26s %-8s %7.2fs  %s\n", c.Name, verdictWord(c), c.Elapsed.Seconds(), detail)
 	}
 	s := r.Stats
 	fmt.Fprintf(w, "\n%d operations (%d failed, %.0f/s), %d watches, %d watch events", s.Operations,
@@ -41,7 +41,11 @@ func Table(w io.Writer, r Result) {
 		if c.Verdict != checkers.Fail {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s failed:\n", c.Name)
+		if c.Should {
+			fmt.Fprintf(w, "\n%s (SHOULD, a warning) failed:\n", c.Name)
+		} else {
+			fmt.Fprintf(w, "\n%s failed:\n", c.Name)
+		}
 		for i, v := range c.Violations {
 			if i == maxShownViolations {
 				fmt.Fprintf(w, "  ... %d more in result.json\n", len(c.Violations)-i)
@@ -55,6 +59,14 @@ func Table(w io.Writer, r Result) {
 		verdict += ": " + r.Reason
 	}
 	fmt.Fprintf(w, "\nverdict: %s (seed %d)\n", verdict, r.Seed)
+}
+
+// verdictWord is the table's verdict: a failed SHOULD check is a warning.
+func verdictWord(c checkers.Result) string {
+	if c.Should && c.Verdict == checkers.Fail {
+		return "WARN"
+	}
+	return strings.ToUpper(string(c.Verdict))
 }
 
 func figures(f map[string]float64) string {

@@ -97,11 +97,8 @@ func Check(h *history.History, cfg checkers.Config) []checkers.Result {
 	var results []checkers.Result
 	for _, c := range checkers.All() {
 		start := time.Now()
-		r := c.Run(h, cfg)
+		r := checkers.RunCheck(c, h, cfg)
 		r.Elapsed = time.Since(start)
-		if r.Name == "" {
-			r.Name = c.Name
-		}
 		results = append(results, r)
 	}
 	return results

@@ -1,0 +1,182 @@
+package checkers
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// CheckWatchOrdered is watch/ordered: within one watch, across all its
+// responses, an event's revision is never below the revision of the event
+// before it. One violation per place where the revision drops.
+func CheckWatchOrdered(h *history.History, cfg Config) Result {
+	col := newCollector(cfg)
+	events := 0
+	for _, w := range h.Watches {
+		evs := w.Events()
+		events += len(evs)
+		for i := 1; i < len(evs); i++ {
+			prev, cur := evs[i-1], evs[i]
+			if cur.Event.Revision() >= prev.Event.Revision() {
+				continue
+			}
+			col.add(Violation{
+				Guarantee: ErrWatchOrdered,
+				Message: fmt.Sprintf("watch %d delivered %s %s at revision %d after %s %s at revision %d",
+					w.ID, cur.Event.Type, shortKey(h.Meta.Prefix, cur.Event.KV.Key), cur.Event.Revision(),
+					prev.Event.Type, shortKey(h.Meta.Prefix, prev.Event.KV.Key), prev.Event.Revision()),
+				Watch: w.ID, Client: w.Client, Key: cur.Event.KV.Key, Revision: cur.Event.Revision(),
+				Want:   fmt.Sprintf(">= %d", prev.Event.Revision()),
+				Got:    fmt.Sprint(cur.Event.Revision()),
+				Events: []history.EventAt{prev, cur},
+			})
+		}
+	}
+	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
+	if events == 0 {
+		return skipped(NameWatchOrdered, noEventsReason(h), figures)
+	}
+	return col.result(NameWatchOrdered, figures)
+}
+
+// CheckWatchUnique is watch/unique: one watch delivers a (revision, key)
+// at most once. One violation per repeat, naming the first delivery too.
+func CheckWatchUnique(h *history.History, cfg Config) Result {
+	col := newCollector(cfg)
+	events := 0
+	type revKey struct {
+		rev int64
+		key string
+	}
+	for _, w := range h.Watches {
+		evs := w.Events()
+		events += len(evs)
+		first := make(map[revKey]history.EventAt, len(evs))
+		for _, ev := range evs {
+			k := revKey{ev.Event.Revision(), ev.Event.KV.Key}
+			before, dup := first[k]
+			if !dup {
+				first[k] = ev
+				continue
+			}
+			col.add(Violation{
+				Guarantee: ErrWatchUnique,
+				Message: fmt.Sprintf("watch %d delivered %s at revision %d twice: response %d event %d, then response %d event %d",
+					w.ID, shortKey(h.Meta.Prefix, k.key), k.rev, before.Response, before.Index, ev.Response, ev.Index),
+				Watch: w.ID, Client: w.Client, Key: k.key, Revision: k.rev,
+				Want: "once", Got: "again",
+				Events: []history.EventAt{before, ev},
+			})
+		}
+	}
+	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
+	if events == 0 {
+		return skipped(NameWatchUnique, noEventsReason(h), figures)
+	}
+	return col.result(NameWatchUnique, figures)
+}
+
+// shortKey strips the run's prefix from a key, for messages; Violation.Key
+// keeps the whole key.
+func shortKey(prefix, key string) string {
+	if prefix != "" && len(key) > len(prefix) && key[:len(prefix)] == prefix {
+		return key[len(prefix):]
+	}
+	return key
+}
+
+func noEventsReason(h *history.History) string {
+	if len(h.Watches) == 0 {
+		return "the history has no watch"
+	}
+	return "no watch delivered an event"
+}
+
+// keyRange is a watched or requested range: a single key when end is
+// empty, every key from key on when end is "\x00", else [key, end).
+type keyRange struct{ key, end string }
+
+func (r keyRange) contains(k string) bool {
+	switch r.end {
+	case "":
+		return k == r.key
+	case "\x00":
+		return k >= r.key
+	}
+	return k >= r.key && k < r.end
+}
+
+// covers reports whether w would deliver a change of type typ to key.
+func covers(w *history.WatchStream, key string, typ history.EventType) bool {
+	if !(keyRange{w.Request.Key, w.Request.End}).contains(key) {
+		return false
+	}
+	if typ == history.EventPut {
+		return !w.Request.NoPut
+	}
+	return !w.Request.NoDelete
+}
+
+// change is a committed change the history proves: the write that made it
+// got a response naming its revision.
+type change struct {
+	rev int64
+	key string
+	typ history.EventType
+	op  int64
+}
+
+// committedChanges lists, sorted by revision then key, the changes of
+// every acknowledged write: puts; deletes that deleted something (their
+// keys known from the request, or from prev_kvs for a range delete); txns
+// whose taken branch wrote.
+func committedChanges(h *history.History) []change {
+	var out []change
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		rev, wrote := ackedWriteRevision(o)
+		if !wrote {
+			continue
+		}
+		add := func(r *history.Request, resp *history.Response) {
+			switch r.Kind {
+			case history.OpPut:
+				out = append(out, change{rev, r.Key, history.EventPut, o.ID})
+			case history.OpDelete:
+				if resp == nil || resp.Deleted == 0 {
+					return
+				}
+				if r.End == "" {
+					out = append(out, change{rev, r.Key, history.EventDelete, o.ID})
+					return
+				}
+				for _, kv := range resp.PrevKVs {
+					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID})
+				}
+			}
+		}
+		if o.Request.Kind != history.OpTxn {
+			add(&o.Request, o.Response)
+			continue
+		}
+		br := o.Request.Failure
+		if o.Response.Succeeded {
+			br = o.Request.Success
+		}
+		for j := range br {
+			var resp *history.Response
+			if j < len(o.Response.Responses) {
+				resp = &o.Response.Responses[j]
+			}
+			add(&br[j], resp)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].rev != out[j].rev {
+			return out[i].rev < out[j].rev
+		}
+		return out[i].key < out[j].key
+	})
+	return out
+}

@@ -1,0 +1,308 @@
+package checkers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// window is the span of revisions a watch vouches for: from the first one
+// it observed (its first event's revision, or one above its first progress
+// notification) to the last (the highest event or progress revision).
+type window struct {
+	first, last int64
+	ok          bool
+}
+
+func observedWindow(w *history.WatchStream) window {
+	var win window
+	for _, r := range w.Responses {
+		if len(r.Events) > 0 {
+			if !win.ok {
+				win.first, win.ok = r.Events[0].Revision(), true
+			}
+			for _, ev := range r.Events {
+				win.last = max(win.last, ev.Revision())
+			}
+		} else if r.Progress {
+			if !win.ok {
+				win.first, win.ok = r.Revision+1, true
+			}
+			win.last = max(win.last, r.Revision)
+		}
+	}
+	return win
+}
+
+// declaredStart is the first revision a watch asked for: its start
+// revision, or one above the revision it was created at.
+func declaredStart(w *history.WatchStream) int64 {
+	if w.Request.StartRevision > 0 {
+		return w.Request.StartRevision
+	}
+	for _, r := range w.Responses {
+		if r.Created {
+			return r.Revision + 1
+		}
+	}
+	return 0
+}
+
+// openAtMark reports whether w was open when the final write was
+// acknowledged: called before it, not ended nor canceled before it.
+func openAtMark(w *history.WatchStream, m history.Mark) bool {
+	if w.Call > m.Time || (w.End != nil && w.End.Time < m.Time) {
+		return false
+	}
+	for _, r := range w.Responses {
+		if r.Canceled && r.Time < m.Time {
+			return false
+		}
+	}
+	return true
+}
+
+// endedByServer reports whether the server or an error ended w (a cancel
+// response, or an end that is not the client's).
+func endedByServer(w *history.WatchStream) bool {
+	if w.End != nil {
+		return w.End.Reason != history.EndClient
+	}
+	for _, r := range w.Responses {
+		if r.Canceled {
+			return true
+		}
+	}
+	return false
+}
+
+// finalWrite returns the final-write mark and the changes at its revision.
+func finalWrite(h *history.History, changes []change) (history.Mark, []change, bool) {
+	m, ok := h.Mark(history.MarkFinalWrite)
+	if !ok || m.Revision == 0 {
+		return m, nil, false
+	}
+	i := sort.Search(len(changes), func(i int) bool { return changes[i].rev >= m.Revision })
+	j := i
+	for j < len(changes) && changes[j].rev == m.Revision {
+		j++
+	}
+	return m, changes[i:j], true
+}
+
+func coversAny(w *history.WatchStream, cs []change) bool {
+	for _, c := range cs {
+		if covers(w, c.key, c.typ) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckWatchReliable is watch/reliable: between the first and the last
+// revision a watch observed, it delivered every change in its range (and
+// passing its filters) that an acknowledged write proves committed. A
+// watch still open when the final write was acknowledged, not ended by the
+// server, and covering the final write, must have reached it: its last
+// revision is raised to the final write's.
+func CheckWatchReliable(h *history.History, cfg Config) Result {
+	col := newCollector(cfg)
+	changes := committedChanges(h)
+	mark, finals, hasMark := finalWrite(h, changes)
+	figures := map[string]float64{"watches": float64(len(h.Watches)), "committed_changes": float64(len(changes))}
+	if len(h.Watches) == 0 {
+		return skipped(NameWatchReliable, "the history has no watch", figures)
+	}
+	if len(changes) == 0 {
+		return skipped(NameWatchReliable, "no acknowledged write proves a committed change", figures)
+	}
+	judged := 0
+	for _, w := range h.Watches {
+		win := observedWindow(w)
+		extended := false
+		if hasMark && openAtMark(w, mark) && !endedByServer(w) && coversAny(w, finals) && win.last < mark.Revision {
+			if !win.ok {
+				win.first, win.ok = declaredStart(w), true
+			}
+			win.last, extended = mark.Revision, win.first > 0
+			win.ok = win.first > 0
+		}
+		if !win.ok {
+			continue
+		}
+		judged++
+		got := sortedEvents(w)
+		i := sort.Search(len(changes), func(i int) bool { return changes[i].rev >= win.first })
+		for ; i < len(changes) && changes[i].rev <= win.last; i++ {
+			c := changes[i]
+			if !covers(w, c.key, c.typ) {
+				continue
+			}
+			figures["changes_expected"]++
+			pos := sort.Search(len(got), func(j int) bool { return !eventBefore(got[j].Event, c.rev, c.key) })
+			if pos < len(got) && got[pos].Event.Revision() == c.rev && got[pos].Event.KV.Key == c.key {
+				continue
+			}
+			col.add(missingChange(h.Meta.Prefix, w, c, got, pos, win, extended, mark))
+		}
+	}
+	figures["watches_judged"] = float64(judged)
+	if judged == 0 {
+		return skipped(NameWatchReliable, "no watch observed a revision", figures)
+	}
+	return col.result(NameWatchReliable, figures)
+}
+
+// sortedEvents returns w's events sorted by revision, then key.
+func sortedEvents(w *history.WatchStream) []history.EventAt {
+	evs := w.Events()
+	sort.SliceStable(evs, func(i, j int) bool {
+		return eventBefore(evs[i].Event, evs[j].Event.Revision(), evs[j].Event.KV.Key)
+	})
+	return evs
+}
+
+func eventBefore(e history.Event, rev int64, key string) bool {
+	if e.Revision() != rev {
+		return e.Revision() < rev
+	}
+	return e.KV.Key < key
+}
+
+func missingChange(prefix string, w *history.WatchStream, c change, got []history.EventAt, pos int, win window,
+	extended bool, mark history.Mark) Violation {
+	var near []history.EventAt
+	var around []string
+	if pos > 0 {
+		e := got[pos-1]
+		near = append(near, e)
+		around = append(around, fmt.Sprintf("before it %s %s at %d", e.Event.Type, shortKey(prefix, e.Event.KV.Key), e.Event.Revision()))
+	}
+	if pos < len(got) {
+		e := got[pos]
+		near = append(near, e)
+		around = append(around, fmt.Sprintf("after it %s %s at %d", e.Event.Type, shortKey(prefix, e.Event.KV.Key), e.Event.Revision()))
+	}
+	if len(around) == 0 {
+		around = append(around, "it delivered no event at all")
+	}
+	msg := fmt.Sprintf("watch %d (client %d) missed the %s of %s at revision %d, committed by operation %d; "+
+		"it vouches for revisions %d..%d; %s", w.ID, w.Client, c.typ, shortKey(prefix, c.key), c.rev, c.op,
+		win.first, win.last, strings.Join(around, ", "))
+	if extended {
+		msg += fmt.Sprintf("; it was open when the final write was acknowledged at revision %d, so it must reach it", mark.Revision)
+	}
+	return Violation{
+		Guarantee: ErrWatchReliable, Message: msg,
+		Watch: w.ID, Client: w.Client, Key: c.key, Revision: c.rev,
+		Want: fmt.Sprintf("%s %s at %d", c.typ, c.key, c.rev), Got: "nothing",
+		Operations: []int64{c.op}, Events: near,
+	}
+}
+
+// CheckWatchLiveness is watch/liveness (SHOULD): every watch open when the
+// final write was acknowledged, that covers the final write or receives
+// progress notifications, reaches the final write's revision (by an event
+// or a progress notification at or above it) — itself, or through the
+// watches that resume it after the server or an error ended it.
+func CheckWatchLiveness(h *history.History, cfg Config) Result {
+	col := newCollector(cfg)
+	changes := committedChanges(h)
+	mark, finals, hasMark := finalWrite(h, changes)
+	figures := map[string]float64{"watches": float64(len(h.Watches))}
+	if !hasMark {
+		return skipped(NameWatchLiveness, "the history has no final-write mark", figures)
+	}
+	resumedBy := map[int64][]*history.WatchStream{}
+	for _, w := range h.Watches {
+		if w.Resumes != 0 {
+			resumedBy[w.Resumes] = append(resumedBy[w.Resumes], w)
+		}
+	}
+	judged := 0
+	for _, w := range h.Watches {
+		if !openAtMark(w, mark) || !(coversAny(w, finals) || gotProgress(w)) {
+			continue
+		}
+		judged++
+		reached, lastEv, chain := chainReach(w, resumedBy, map[int64]bool{})
+		if reached >= mark.Revision {
+			continue
+		}
+		how := "it was still open when the history ends"
+		if w.End != nil {
+			how = fmt.Sprintf("it ended (%s)", w.End.Reason)
+		}
+		if len(chain) > 1 {
+			how += fmt.Sprintf("; watches %s resumed it", joinIDs(chain[1:]))
+		}
+		v := Violation{
+			Guarantee: ErrWatchLiveness,
+			Message: fmt.Sprintf("watch %d (client %d) was open when the final write was acknowledged at revision %d, "+
+				"but it and the watches resuming it reached only revision %d; %s", w.ID, w.Client, mark.Revision, reached, how),
+			Watch: w.ID, Client: w.Client, Revision: mark.Revision,
+			Want: fmt.Sprintf(">= %d", mark.Revision), Got: fmt.Sprint(reached),
+		}
+		if len(finals) > 0 {
+			v.Key = finals[0].key
+		}
+		if mark.Op != 0 {
+			v.Operations = []int64{mark.Op}
+		}
+		if lastEv != nil {
+			v.Events = []history.EventAt{*lastEv}
+		}
+		col.add(v)
+	}
+	figures["watches_judged"] = float64(judged)
+	if judged == 0 {
+		return skipped(NameWatchLiveness, "no watch open at the final write covers it or receives progress notifications", figures)
+	}
+	return col.result(NameWatchLiveness, figures)
+}
+
+func gotProgress(w *history.WatchStream) bool {
+	for _, r := range w.Responses {
+		if r.Progress {
+			return true
+		}
+	}
+	return false
+}
+
+// chainReach returns the highest revision w, or a watch resuming it
+// (transitively), reached; the last event of the watch that reached it;
+// and the ids of the chain, w first.
+func chainReach(w *history.WatchStream, resumedBy map[int64][]*history.WatchStream,
+	seen map[int64]bool) (int64, *history.EventAt, []int64) {
+	seen[w.ID] = true
+	reached, chain := observedWindow(w).last, []int64{w.ID}
+	var lastEv *history.EventAt
+	if evs := w.Events(); len(evs) > 0 {
+		lastEv = &evs[len(evs)-1]
+	}
+	for _, next := range resumedBy[w.ID] {
+		if seen[next.ID] {
+			continue
+		}
+		r, e, ids := chainReach(next, resumedBy, seen)
+		chain = append(chain, ids...)
+		if r > reached {
+			reached = r
+			if e != nil {
+				lastEv = e
+			}
+		}
+	}
+	return reached, lastEv, chain
+}
+
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return strings.Join(parts, ", ")
+}

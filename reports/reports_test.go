@@ -1,0 +1,109 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/history"
+)
+
+func sampleResult() Result {
+	h := history.New(history.Meta{Seed: 9, Target: history.Target{Kind: "etcd", Fixture: "process", Members: 3}})
+	h.Add(history.Record{Op: &history.Operation{ID: 1, Request: history.Request{Kind: history.OpPut, Key: "k"}, Response: &history.Response{Revision: 2}}})
+	h.Add(history.Record{Op: &history.Operation{ID: 2, Request: history.Request{Kind: history.OpPut, Key: "k"}, Error: "timeout", Code: history.ErrUnknown}})
+	h.Add(history.Record{Fault: &history.Fault{ID: 1, Name: "kill-leader"}})
+	results := []checkers.Result{
+		{Name: "kv/linearizable", Verdict: checkers.Pass},
+		{Name: "watch/reliable", Verdict: checkers.Fail, Violations: []checkers.Violation{{
+			Guarantee: errors.New("watch/reliable"), Message: "watch 7 missed PUT k at revision 12",
+			Watch: 7, Revision: 12, Operations: []int64{55},
+			Events: []history.EventAt{{Watch: 7, Response: 3, Event: history.Event{Type: history.EventPut, KV: history.KV{Key: "k", Value: "1.2", ModRevision: 11}}}},
+		}}},
+		{Name: "watch/liveness", Verdict: checkers.Fail, Should: true, Violations: []checkers.Violation{{Message: "watch 3 never reached revision 99"}}},
+		{Name: "watch/bookmarkable", Verdict: checkers.Skipped, Reason: "no progress notifications"},
+		{Name: "kv/other", Verdict: checkers.Unknown, Reason: "budget ran out"},
+	}
+	return Summarize(h, results, 2)
+}
+
+func TestSummarize(t *testing.T) {
+	r := sampleResult()
+	if r.Verdict != "fail" || r.Seed != 9 || r.Stats.Operations != 2 || r.Stats.FailedOperations != 1 ||
+		r.Stats.OpsPerSecond != 1 || len(r.Stats.Faults) != 1 || r.Stats.Faults[0].Count != 1 {
+		t.Fatalf("bad summary: %+v", r)
+	}
+	if ExitCode(r.Verdict) != 1 || ExitCode("pass") != 0 || ExitCode("unknown") != 2 || ExitCode(VerdictError) != 3 {
+		t.Fatal("exit codes do not follow DESIGN.md")
+	}
+}
+
+// A failed SHOULD check is a warning: it neither fails the run nor the
+// JUnit test case.
+func TestShouldIsAWarning(t *testing.T) {
+	only := []checkers.Result{{Name: "a", Verdict: checkers.Pass}, {Name: "watch/liveness", Verdict: checkers.Fail, Should: true}}
+	if v := checkers.Overall(only); v != checkers.Pass {
+		t.Fatalf("a failed SHOULD check made the run %s", v)
+	}
+	var b bytes.Buffer
+	Table(&b, Summarize(history.New(history.Meta{}), only, 1))
+	if !strings.Contains(b.String(), "WARN") {
+		t.Fatalf("table does not show the warning:\n%s", b.String())
+	}
+}
+
+func TestTableShowsEvidence(t *testing.T) {
+	var b bytes.Buffer
+	Table(&b, sampleResult())
+	out := b.String()
+	for _, want := range []string{"watch/reliable", "FAIL", "watch 7 missed PUT k at revision 12", "operations: 55",
+		"watch 7 response 3: PUT k rev=11", "SKIPPED", "no progress notifications", "UNKNOWN", "budget ran out",
+		"verdict: FAIL (seed 9)", "kill-leader x1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteJUnit(dir, sampleResult()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	var doc junitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("junit.xml does not parse: %v\n%s", err, b)
+	}
+	s := doc.Suites[0]
+	if s.Tests != 5 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 {
+		t.Fatalf("counts: tests %d failures %d errors %d skipped %d", s.Tests, s.Failures, s.Errors, s.Skipped)
+	}
+	if s.Cases[1].Failure == nil || !strings.Contains(s.Cases[1].Failure.Body, "revision 12") {
+		t.Fatalf("the failure does not carry the violation: %+v", s.Cases[1])
+	}
+	if s.Cases[2].Failure != nil || !strings.Contains(s.Cases[2].SystemOut, "WARNING") {
+		t.Fatalf("a SHOULD failure must be a warning: %+v", s.Cases[2])
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleResult()
+	if err := WriteJSON(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSON(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Verdict != r.Verdict || len(got.Checks) != len(r.Checks) || got.Checks[1].Violations[0].Revision != 12 ||
+		got.Checks[1].Violations[0].Guarantee == nil || got.Checks[1].Violations[0].Guarantee.Error() != "watch/reliable" {
+		t.Fatalf("result.json lost data: %+v", got)
+	}
+}
