@@ -140,6 +140,7 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 		cancel()
 		if err == nil {
 			last = rev
+			w.Stats.CompactRevision.Store(rev)
 		}
 	}
 }

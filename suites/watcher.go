@@ -88,8 +88,12 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	head := stats.StoreRevision.Load()
 	switch wt.start {
 	case startPast:
-		// Far enough back that some starts are already compacted.
 		req.StartRevision = max(1, head-int64(1+wt.rng.IntN(300)))
+		if c := stats.CompactRevision.Load(); c > 1 && wt.rng.IntN(2) == 0 {
+			// Below the compact revision: the server must refuse with
+			// ErrCompacted and say where history begins.
+			req.StartRevision = max(1, c-1-int64(wt.rng.IntN(20)))
+		}
 	case startFuture:
 		req.StartRevision = head + int64(5+wt.rng.IntN(25))
 	}

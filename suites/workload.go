@@ -70,6 +70,8 @@ type Stats struct {
 	Ops, FailedOps, WatchEvents atomic.Int64
 	// StoreRevision is the highest header revision any client saw.
 	StoreRevision atomic.Int64
+	// CompactRevision is the revision of the last successful compaction.
+	CompactRevision atomic.Int64
 
 	mu       sync.Mutex
 	watchers map[*watcher]struct{}

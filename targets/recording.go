@@ -93,7 +93,7 @@ func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes
 			end.Reason = history.EndClient
 		case last != nil && last.Canceled:
 			end.Reason = history.EndServer
-			end.Error = last.Error
+			end.Error = last.CancelReason
 		case last != nil && last.Error != "":
 			end.Reason, end.Error = history.EndError, last.Error
 		default:
