@@ -23,6 +23,8 @@ type Config struct {
 	Flags    map[string]string
 	Workload WorkloadConfig
 	Checks   checkers.Config
+	// Wrap, if set, wraps every client before it is recorded (sabotage).
+	Wrap Wrapper
 	// Progress receives a live line every ProgressEvery; nil for none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
@@ -68,7 +70,7 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	dial := func(ctx context.Context, member int) (targets.Client, error) {
 		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
 	}
-	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed)
+	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed, cfg.Wrap)
 	stopProgress := startProgress(cfg, wl.Stats, clock)
 	start := clock.Now()
 	runErr := wl.Run(ctx)

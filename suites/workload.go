@@ -108,6 +108,10 @@ func seeded(seed int64, name string) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
 }
 
+// Wrapper wraps the client numbered id before it is recorded: the place for
+// sabotage, which changes what vigil's clients see.
+type Wrapper func(c targets.Client, id int) targets.Client
+
 // Workload runs KV clients, watchers and compactions against one target and
 // records everything through targets.Recording.
 type Workload struct {
@@ -116,13 +120,26 @@ type Workload struct {
 	members int
 	rec     *history.Recorder
 	seed    int64
+	wrap    Wrapper // nil: none
 	Stats   *Stats
 }
 
-// NewWorkload prepares a workload; Run starts it.
-func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64) *Workload {
-	return &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed,
+// NewWorkload prepares a workload; Run starts it. wrap may be nil.
+func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
+	return &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
+}
+
+// client dials member member%members and records it as client id.
+func (w *Workload) client(ctx context.Context, member, id int) (*targets.Recording, error) {
+	c, err := w.dial(ctx, member%w.members)
+	if err != nil {
+		return nil, err
+	}
+	if w.wrap != nil {
+		c = w.wrap(c, id)
+	}
+	return targets.Record(c, id, w.rec), nil
 }
 
 func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefix, i) }
@@ -142,11 +159,11 @@ func (w *Workload) Run(ctx context.Context) error {
 		}
 	}()
 	for i := 0; i <= w.cfg.Clients; i++ {
-		c, err := w.dial(ctx, i%w.members)
+		c, err := w.client(ctx, i, i)
 		if err != nil {
 			return err
 		}
-		clients = append(clients, targets.Record(c, i, w.rec))
+		clients = append(clients, c)
 	}
 	control := clients[w.cfg.Clients]
 	// The head revision anchors the first watchers' start revisions.
@@ -159,11 +176,10 @@ func (w *Workload) Run(ctx context.Context) error {
 	var watchWG sync.WaitGroup
 	watchers := make([]*watcher, w.cfg.Watchers)
 	for i := range watchers {
-		c, err := w.dial(ctx, i%w.members)
+		rc, err := w.client(ctx, i, w.cfg.Clients+1+i)
 		if err != nil {
 			return err
 		}
-		rc := targets.Record(c, w.cfg.Clients+1+i, w.rec)
 		clients = append(clients, rc)
 		watchers[i] = newWatcher(w, i, rc, seeded(w.seed, fmt.Sprintf("watcher-%d", i)))
 		watchWG.Add(1)
