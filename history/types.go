@@ -230,6 +230,9 @@ const (
 	// MarkFinalWrite: the last write of the run, acknowledged at Revision.
 	// Every watch still open must reach it.
 	MarkFinalWrite = "final-write"
+	// MarkConvergence: every member's Status and HashKV were read (the ops
+	// just before it), once the members agreed on a revision or the bound ran out.
+	MarkConvergence = "convergence"
 	// MarkEnd: the workload finished normally and every watch was closed.
 	// A history without it was cut short.
 	MarkEnd = "end"

@@ -52,8 +52,8 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 		w.Stats.Ops.Add(1)
 		if err != nil {
 			w.Stats.FailedOps.Add(1)
-			if req.Kind.IsWrite() {
-				delete(modRev, req.Key) // unknown now
+			for _, k := range writtenKeys(req) {
+				delete(modRev, k) // unknown now
 			}
 			continue
 		}
@@ -70,29 +70,65 @@ func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[strin
 		return history.Request{Kind: history.OpPut, Key: key, Value: value}
 	case p < 31:
 		return history.Request{Kind: history.OpDelete, Key: key}
-	case p < 51:
+	case p < 49:
 		return history.Request{Kind: history.OpRange, Key: key}
-	case p < 61:
+	case p < 58:
 		return history.Request{Kind: history.OpRange, Key: key, Serializable: true}
-	case p < 71:
+	case p < 67:
 		return history.Request{Kind: history.OpRange, Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
 			Limit: int64(rng.IntN(6))}
+	case p < 70:
+		// A read at a past revision, sometimes below the compact revision:
+		// the answer must be the old state or ErrCompacted.
+		head := w.Stats.StoreRevision.Load()
+		return history.Request{Kind: history.OpRange, Key: key, Revision: max(1, head-int64(1+rng.IntN(400)))}
+	case p < 71:
+		// A read from the future must fail, never return data.
+		return history.Request{Kind: history.OpRange, Key: key, Revision: w.Stats.StoreRevision.Load() + 1000}
 	default:
-		// Compare-and-swap on the mod revision; sometimes a second key in the
-		// same txn, so one revision carries several events.
-		succ := []history.Request{{Kind: history.OpPut, Key: key, Value: value}}
-		if rng.IntN(3) == 0 {
-			other := w.key(rng.IntN(w.cfg.Keys))
-			if other != key {
-				succ = append(succ, history.Request{Kind: history.OpPut, Key: other, Value: value + "b"})
+		return w.txn(rng, key, value, modRev)
+	}
+}
+
+// txn is a compare-and-swap: mostly on the mod revision this client last
+// saw (so some succeed and some fail), sometimes on existence. A third of
+// them also put or delete a second key, so one revision carries several
+// events.
+func (w *Workload) txn(rng *rand.Rand, key, value string, modRev map[string]int64) history.Request {
+	cmp := history.Compare{Key: key, Target: "mod", Result: "=", Int: modRev[key]}
+	switch rng.IntN(10) {
+	case 0:
+		cmp = history.Compare{Key: key, Target: "version", Result: ">", Int: 0} // exists
+	case 1:
+		cmp = history.Compare{Key: key, Target: "create", Result: "=", Int: 0} // absent
+	}
+	succ := []history.Request{{Kind: history.OpPut, Key: key, Value: value}}
+	if rng.IntN(3) == 0 {
+		if other := w.key(rng.IntN(w.cfg.Keys)); other != key {
+			second := history.Request{Kind: history.OpPut, Key: other, Value: value + "b"}
+			if rng.IntN(2) == 0 {
+				second = history.Request{Kind: history.OpDelete, Key: other}
 			}
-		}
-		return history.Request{Kind: history.OpTxn,
-			Compares: []history.Compare{{Key: key, Target: "mod", Result: "=", Int: modRev[key]}},
-			Success:  succ,
-			Failure:  []history.Request{{Kind: history.OpRange, Key: key}},
+			succ = append(succ, second)
 		}
 	}
+	return history.Request{Kind: history.OpTxn, Compares: []history.Compare{cmp}, Success: succ,
+		Failure: []history.Request{{Kind: history.OpRange, Key: key}}}
+}
+
+// writtenKeys are the keys a request may change.
+func writtenKeys(req history.Request) []string {
+	switch req.Kind {
+	case history.OpPut, history.OpDelete:
+		return []string{req.Key}
+	case history.OpTxn:
+		var keys []string
+		for _, r := range append(req.Success, req.Failure...) {
+			keys = append(keys, writtenKeys(r)...)
+		}
+		return keys
+	}
+	return nil
 }
 
 // learn updates the client's idea of each key's mod revision.
@@ -103,6 +139,9 @@ func learn(modRev map[string]int64, req history.Request, resp *history.Response)
 	case history.OpDelete:
 		modRev[req.Key] = 0
 	case history.OpRange:
+		if req.Revision > 0 {
+			return // an old state teaches nothing about the current one
+		}
 		if req.End == "" {
 			modRev[req.Key] = 0
 		}
@@ -112,7 +151,11 @@ func learn(modRev map[string]int64, req history.Request, resp *history.Response)
 	case history.OpTxn:
 		if resp.Succeeded {
 			for _, r := range req.Success {
-				modRev[r.Key] = resp.Revision
+				if r.Kind == history.OpDelete {
+					modRev[r.Key] = 0
+				} else {
+					modRev[r.Key] = resp.Revision
+				}
 			}
 		} else if len(resp.Responses) > 0 {
 			learn(modRev, req.Failure[0], &resp.Responses[0])

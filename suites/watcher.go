@@ -37,10 +37,23 @@ type watcher struct {
 	startRev atomic.Int64
 }
 
+// newWatcher makes watcher number i. The mix: a third each from the
+// current, a past and a future revision; half with prev_kv; a third with
+// progress notifications; every fifth on one key only (with progress
+// notifications, so that it can show it reached the final revision without
+// an event); a third of the rest with an event-type filter.
 func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watcher {
-	wt := &watcher{w: w, c: c, rng: rng, start: watchStart(i % 3),
-		req: history.WatchRequest{Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
-			PrevKV: i%2 == 0, ProgressNotify: i%3 == 0},
+	req := history.WatchRequest{Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
+		PrevKV: i%2 == 0, ProgressNotify: i%3 == 0}
+	switch {
+	case i%5 == 4:
+		req.Key, req.End, req.ProgressNotify = w.key(i%w.cfg.Keys), "", true
+	case i%6 == 1:
+		req.NoDelete = true
+	case i%6 == 5:
+		req.NoPut = true
+	}
+	wt := &watcher{w: w, c: c, rng: rng, start: watchStart(i % 3), req: req,
 		// Stagger the opening over the first half of the run.
 		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
 	}

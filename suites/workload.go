@@ -215,24 +215,34 @@ func (w *Workload) Run(ctx context.Context) error {
 	stopWatches()
 	watchWG.Wait()
 	if err == nil {
+		w.convergence(ctx, w.cfg.Clients)
 		w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkEnd, Time: w.rec.Now()}})
 	}
 	return err
 }
 
-// finalPhase writes one last value and waits until every open watch has
-// delivered it (bounded by FinalTimeout); the checkers hold the watches to it.
+// finalPhase writes one last change and waits until every open watch has
+// delivered it (bounded by FinalTimeout); the checkers hold the watches to
+// it. The change is one txn that puts one key and deletes another, so that
+// watches filtering out puts or deletes get an event too.
 func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watchers []*watcher) {
+	finalKey, doomed := w.cfg.Prefix+"final", w.cfg.Prefix+"final-del"
 	var final *history.Response
 	var opID int64
 	for attempt := 0; attempt < 5 && final == nil && ctx.Err() == nil; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
-		resp, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: w.cfg.Prefix + "final",
-			Value: fmt.Sprintf("final.%d", attempt)})
-		cancel()
+		_, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
 		if err == nil {
-			final, opID = resp, c.LastOp()
+			var resp *history.Response
+			resp, err = c.Do(rctx, history.Request{Kind: history.OpTxn,
+				Success: []history.Request{
+					{Kind: history.OpPut, Key: finalKey, Value: fmt.Sprintf("final.%d", attempt)},
+					{Kind: history.OpDelete, Key: doomed}}})
+			if err == nil && resp.Succeeded {
+				final, opID = resp, c.LastOp()
+			}
 		}
+		cancel()
 	}
 	if final == nil {
 		return // no mark: the checkers will say the final phase is missing
@@ -254,4 +264,48 @@ func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watcher
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// convergence waits (bounded) until every member reports the same
+// revision, then records each member's Status and HashKV at that revision,
+// for kv/convergence.
+func (w *Workload) convergence(ctx context.Context, id int) {
+	var members []*targets.Recording
+	defer func() {
+		for _, m := range members {
+			m.Close()
+		}
+	}()
+	for i := 0; i < w.members; i++ {
+		c, err := w.client(ctx, i, id)
+		if err != nil {
+			return
+		}
+		members = append(members, c)
+	}
+	deadline := time.Now().Add(w.cfg.FinalTimeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		revs := map[int64]bool{}
+		var rev int64
+		for _, m := range members {
+			rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+			resp, err := m.Do(rctx, history.Request{Kind: history.OpStatus})
+			cancel()
+			if err != nil {
+				revs[-1] = true
+				continue
+			}
+			revs[resp.Revision], rev = true, resp.Revision
+		}
+		if len(revs) == 1 && !revs[-1] {
+			for _, m := range members {
+				rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+				m.Do(rctx, history.Request{Kind: history.OpHashKV, Revision: rev})
+				cancel()
+			}
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkConvergence, Time: w.rec.Now()}})
 }
