@@ -16,10 +16,12 @@ type scripted struct {
 	watch []WatchMessage
 }
 
-func (s *scripted) Do(context.Context, history.Request) (*history.Response, error) { return s.resp, s.err }
-func (s *scripted) RequestProgress(context.Context) error                          { return nil }
-func (s *scripted) Member() string                                                 { return "m" }
-func (s *scripted) Close() error                                                   { return nil }
+func (s *scripted) Do(context.Context, history.Request) (*history.Response, error) {
+	return s.resp, s.err
+}
+func (s *scripted) RequestProgress(context.Context) error { return nil }
+func (s *scripted) Member() string                        { return "m" }
+func (s *scripted) Close() error                          { return nil }
 func (s *scripted) Watch(ctx context.Context, _ history.WatchRequest) <-chan WatchMessage {
 	ch := make(chan WatchMessage, len(s.watch))
 	for _, m := range s.watch {
