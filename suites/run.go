@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/history"
@@ -25,6 +26,11 @@ type Config struct {
 	Checks   checkers.Config
 	// Wrap, if set, wraps every client before it is recorded (sabotage).
 	Wrap Wrapper
+	// Schedule, if it has steps, runs beside the workload (chaos). Its
+	// faults heal before the final phase.
+	Schedule chaos.Schedule
+	// Logf receives chaos's lines (fault injected, healed); nil: none.
+	Logf func(string, ...any)
 	// Progress receives a live line every ProgressEvery; nil for none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
@@ -71,6 +77,21 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
 	}
 	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed, cfg.Wrap)
+	if len(cfg.Schedule.Steps) > 0 {
+		env := &chaos.Env{Fixture: fx, Rec: rec}
+		if p, ok := fx.(chaos.Processes); ok {
+			env.Processes = p
+		}
+		// chaos's own client, for the requests a fault sends (compactions);
+		// on the last member, away from the control client on the first.
+		cc, err := wl.NewClient(ctx, len(endpoints)-1)
+		if err != nil {
+			return nil, err
+		}
+		defer cc.Close()
+		env.Do = cc.Do
+		wl.During = func(ctx context.Context) { chaos.Run(ctx, env, cfg.Schedule, cfg.Logf) }
+	}
 	stopProgress := startProgress(cfg, wl.Stats, clock)
 	start := clock.Now()
 	runErr := wl.Run(ctx)

@@ -122,12 +122,25 @@ type Workload struct {
 	seed    int64
 	wrap    Wrapper // nil: none
 	Stats   *Stats
+
+	// During, if set, runs beside the KV clients with the same deadline
+	// (the chaos schedule); the final phase waits for it to return.
+	During func(ctx context.Context)
+	nextID atomic.Int64 // the next free client id, past the watchers
 }
 
 // NewWorkload prepares a workload; Run starts it. wrap may be nil.
 func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
-	return &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
+	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
+	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
+	return w
+}
+
+// NewClient dials member (mod the member count) as a new recorded client
+// with an id of its own, for parts of the run beside the workload (chaos).
+func (w *Workload) NewClient(ctx context.Context, member int) (*targets.Recording, error) {
+	return w.client(ctx, member, int(w.nextID.Add(1)-1))
 }
 
 // client dials member member%members and records it as client id.
@@ -198,6 +211,13 @@ func (w *Workload) Run(ctx context.Context) error {
 			defer wg.Done()
 			w.kvClient(runCtx, ctx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
 		}(clients[i])
+	}
+	if w.During != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.During(runCtx)
+		}()
 	}
 	if w.cfg.CompactEvery > 0 {
 		wg.Add(1)

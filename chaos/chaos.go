@@ -1,0 +1,130 @@
+// Package chaos holds vigil's fault injectors and the seeded schedule that
+// runs them. Every fault records itself in the history as an interval
+// (name, targets, start, end), so checkers and reports can put a violation
+// next to its cause; requests a fault sends itself (compactions) are
+// recorded like any client's.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Processes is what a fixture offers when it owns the members' processes
+// (the process fixture does; an external one does not).
+type Processes interface {
+	Kill(name string) error
+	StopMember(name string) error
+	StartMember(ctx context.Context, name string) error
+	Pause(name string) error
+	Resume(name string) error
+}
+
+// Env is what injectors act on.
+type Env struct {
+	Fixture fixtures.Fixture
+	// Processes is nil when the fixture cannot kill or pause members.
+	Processes Processes
+	// Do sends a request as chaos's own client, recorded in the history.
+	Do  func(ctx context.Context, req history.Request) (*history.Response, error)
+	Rec *history.Recorder
+}
+
+// Needs says what an injector requires to run.
+type Needs struct {
+	Members   int  // at least this many members
+	Processes bool // a fixture that owns the member processes
+}
+
+func (n Needs) String() string {
+	var parts []string
+	if n.Processes {
+		parts = append(parts, "process fixture")
+	}
+	if n.Members > 1 {
+		parts = append(parts, fmt.Sprintf("members >= %d", n.Members))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Unmet returns why env cannot run an injector with these needs, or nil.
+func (n Needs) Unmet(env *Env) error {
+	if n.Processes && env.Processes == nil {
+		return fmt.Errorf("needs the process fixture (this fixture does not own the members' processes)")
+	}
+	if m := len(env.Fixture.Members()); m < n.Members {
+		return fmt.Errorf("needs at least %d members, the cluster has %d", n.Members, m)
+	}
+	return nil
+}
+
+// Injected is a fault in place: whom it hit, and how to undo it.
+type Injected struct {
+	Targets []string
+	Details map[string]string
+	// Heal undoes the fault; called once, with a context that outlives an
+	// interrupted run so that nothing stays broken.
+	Heal func(ctx context.Context) error
+}
+
+// Injector is one kind of fault.
+type Injector interface {
+	Name() string
+	Needs() Needs
+	// Describe is one line for `vigil faults`.
+	Describe() string
+	// Inject applies the fault; pick is the schedule's seeded choice among
+	// eligible members, so a replay hits the same one where it can.
+	Inject(ctx context.Context, env *Env, pick uint32) (Injected, error)
+}
+
+var registry = map[string]Injector{}
+
+func register(i Injector) { registry[i.Name()] = i }
+
+// All lists every injector, by name.
+func All() []Injector {
+	out := make([]Injector, 0, len(registry))
+	for _, i := range registry {
+		out = append(out, i)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name() < out[b].Name() })
+	return out
+}
+
+// Lookup finds an injector by name.
+func Lookup(name string) (Injector, bool) {
+	i, ok := registry[name]
+	return i, ok
+}
+
+// ParseList checks a comma-separated list of fault names.
+func ParseList(list string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if _, ok := Lookup(n); !ok {
+			var known []string
+			for _, i := range All() {
+				known = append(known, i.Name())
+			}
+			return nil, fmt.Errorf("unknown fault %q; known: %s (see vigil faults)", n, strings.Join(known, ", "))
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no fault named")
+	}
+	return names, nil
+}
