@@ -36,7 +36,7 @@ func TestPlanIsSeededAndFair(t *testing.T) {
 		g.Expect(seen).To(HaveLen(len(faults)), "round at step %d", round)
 	}
 	for i, st := range a.Steps {
-		g.Expect(st.At + st.Hold).To(BeNumerically("<=", 60*time.Second-healMargin), "step %d heals too late", i)
+		g.Expect(st.At+st.Hold).To(BeNumerically("<=", 60*time.Second-healMargin), "step %d heals too late", i)
 		if i > 0 {
 			g.Expect(st.At).To(BeNumerically(">", a.Steps[i-1].At+a.Steps[i-1].Hold), "step %d overlaps the one before", i)
 		}
