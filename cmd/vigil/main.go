@@ -28,6 +28,7 @@ const usage = `vigil — watch and consistency conformance for etcd-API systems
 usage:
   vigil run    [flags]        run a checked workload (vigil run -h for flags)
   vigil check  DIR            re-run the checkers on a saved run
+  vigil faults                list the fault injectors (vigil run --faults ...)
   vigil build  etcd [VERSION] build and cache an etcd binary
   vigil version               print vigil's version
 
@@ -53,6 +54,8 @@ func run(args []string) int {
 		code, err = cmdCheck(args[1:])
 	case "build":
 		err = cmdBuild(args[1:])
+	case "faults":
+		err = cmdFaults(args[1:])
 	case "version", "--version":
 		fmt.Println("vigil", version)
 	case "help", "-h", "--help":

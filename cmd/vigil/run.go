@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
@@ -24,10 +25,12 @@ import (
 
 type runFlags struct {
 	target, fixture, etcdVersion, etcdBinary, endpoints, out, faults, sabotage string
+	scheduleFile                                                               string
 	members                                                                    int
 	seed                                                                       int64
-	startTimeout, linTimeout                                                   time.Duration
+	startTimeout, linTimeout, faultInterval                                    time.Duration
 	workload                                                                   suites.WorkloadConfig
+	schedule                                                                   chaos.Schedule
 }
 
 func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
@@ -48,7 +51,9 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.DurationVar(&f.workload.FinalTimeout, "watch-bound", f.workload.FinalTimeout, "how long open watches get to deliver the final write")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.StringVar(&f.out, "out", "", "output dir (default runs/<timestamp>-<seed>)")
-	fs.StringVar(&f.faults, "faults", "", "fault injectors to run (not available in this version)")
+	fs.StringVar(&f.faults, "faults", "", "comma-separated faults to inject, e.g. kill-leader,pause-follower (see vigil faults)")
+	fs.DurationVar(&f.faultInterval, "fault-interval", 10*time.Second, "time between the starts of two faults")
+	fs.StringVar(&f.scheduleFile, "schedule", "", "replay the fault schedule saved by an earlier run (its schedule.json)")
 	fs.StringVar(&f.sabotage, "sabotage", "", "inject a named semantic bug (not available in this version)")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
@@ -82,8 +87,10 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		return nil, nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
 	case f.fixture == "process" && f.members != 1 && f.members != 3 && f.members != 5:
 		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
-	case f.faults != "":
-		return nil, nil, usageError("--faults: fault injection is not available in this version")
+	case f.faults != "" && f.scheduleFile != "":
+		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
+	case f.faultInterval <= 0:
+		return nil, nil, usageError("--fault-interval must be positive")
 	case f.sabotage != "":
 		return nil, nil, usageError("--sabotage: sabotage modes are not available in this version")
 	}
@@ -96,6 +103,23 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	}
 	if f.out == "" {
 		f.out = filepath.Join("runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), f.seed))
+	}
+	switch {
+	case f.scheduleFile != "":
+		s, err := chaos.LoadSchedule(f.scheduleFile)
+		if err != nil {
+			return nil, nil, usageError("--schedule: %v", err)
+		}
+		f.schedule = s
+	case f.faults != "":
+		names, err := chaos.ParseList(f.faults)
+		if err != nil {
+			return nil, nil, usageError("--faults: %v", err)
+		}
+		f.schedule = chaos.Plan(f.seed, names, f.faultInterval, f.workload.Duration)
+		if len(f.schedule.Steps) == 0 {
+			return nil, nil, usageError("--duration %s leaves no room for a fault every %s; lengthen the run or shorten --fault-interval", f.workload.Duration, f.faultInterval)
+		}
 	}
 	return f, set, nil
 }
@@ -110,6 +134,12 @@ func cmdRun(args []string) (int, error) {
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return exitSetup, setupError(err)
+	}
+	if len(f.schedule.Steps) > 0 {
+		// Saved before the run, so that even a crashed run can be replayed.
+		if err := f.schedule.Save(filepath.Join(f.out, chaos.ScheduleFile)); err != nil {
+			return exitSetup, setupError(err)
+		}
 	}
 	// SIGINT and SIGTERM end the run cleanly: the workload stops, the
 	// history is closed, the cluster is stopped.
@@ -140,7 +170,8 @@ func cmdRun(args []string) (int, error) {
 	ccfg := checkers.DefaultConfig()
 	ccfg.LinearizabilityTimeout = f.linTimeout
 	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
-		Workload: f.workload, Checks: ccfg, Progress: os.Stderr})
+		Workload: f.workload, Checks: ccfg, Progress: os.Stderr, Schedule: f.schedule,
+		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
 	}
