@@ -61,13 +61,14 @@ func (f processFault) Name() string { return f.kind + "-" + string(f.aim) }
 func (f processFault) Needs() Needs { return Needs{Processes: true, Members: minMembers(f.aim)} }
 
 func (f processFault) Describe() string {
+	who := map[aim]string{aimLeader: "the leader", aimFollower: "a follower", aimRandom: "a random member"}[f.aim]
 	switch f.kind {
 	case "kill":
-		return fmt.Sprintf("SIGKILL the %s member, start it again on its data dir when healed", f.aim)
+		return fmt.Sprintf("SIGKILL %s, start it again on its data dir when healed", who)
 	case "restart":
-		return fmt.Sprintf("stop the %s member cleanly (SIGTERM), start it again when healed", f.aim)
+		return fmt.Sprintf("stop %s cleanly (SIGTERM), start it again when healed", who)
 	}
-	return fmt.Sprintf("freeze the %s member (SIGSTOP), SIGCONT when healed", f.aim)
+	return fmt.Sprintf("freeze %s (SIGSTOP), SIGCONT when healed", who)
 }
 
 func (f processFault) Inject(ctx context.Context, env *Env, pick uint32) (Injected, error) {
