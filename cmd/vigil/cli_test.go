@@ -257,8 +257,44 @@ func TestKilledVigilTakesMembersAlong(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	assertNothingLeft(t, out)
+	// The run's registry entry outlived it; cleanup clears it.
+	res := vigil(t, time.Minute, "cleanup")
+	if res.code != 0 || !strings.Contains(res.stdout, "interrupted run(s) cleared") {
+		t.Fatalf("vigil cleanup: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if strings.Contains(vigil(t, time.Minute, "cleanup").stdout, out) {
+		t.Fatal("a second cleanup still finds the killed run")
+	}
 	if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
 		t.Errorf("the history of a killed run does not load: %v", err)
+	}
+}
+
+// Members that survive their vigil (here: started by hand, as a stand-in
+// for a parent-death signal that did not fire) are found by pid file and
+// killed by `vigil cleanup DIR`.
+func TestCleanupKillsSurvivors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	member := filepath.Join(out, "members", "m0")
+	os.MkdirAll(filepath.Join(member, "data"), 0o755)
+	// A process whose command line names the member's data dir, like etcd's.
+	sleeper := exec.Command("sleep", "300", filepath.Join(member, "data"))
+	sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sleeper.Start(); err != nil {
+		t.Skip("no sleep binary:", err)
+	}
+	defer sleeper.Process.Kill()
+	done := make(chan struct{})
+	go func() { sleeper.Wait(); close(done) }()
+	os.WriteFile(filepath.Join(member, "pid"), []byte(fmt.Sprintf("%d\n", sleeper.Process.Pid)), 0o644)
+	res := vigil(t, time.Minute, "cleanup", out)
+	if res.code != 0 || !strings.Contains(res.stdout, fmt.Sprintf("pid %d", sleeper.Process.Pid)) {
+		t.Fatalf("cleanup did not report killing pid %d: exit %d\n%s%s", sleeper.Process.Pid, res.code, res.stdout, res.stderr)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the survivor is still running after cleanup")
 	}
 }
 

@@ -30,6 +30,7 @@ usage:
   vigil check  DIR            re-run the checkers on a saved run
   vigil faults                list the fault injectors (vigil run --faults ...)
   vigil build  etcd [VERSION] build and cache an etcd binary
+  vigil cleanup [DIR...]      remove what interrupted runs left behind
   vigil version               print vigil's version
 
 exit codes: 0 pass, 1 violation found, 2 unknown (no violation, some check
@@ -56,6 +57,8 @@ func run(args []string) int {
 		err = cmdBuild(args[1:])
 	case "faults":
 		err = cmdFaults(args[1:])
+	case "cleanup":
+		err = cmdCleanup(args[1:])
 	case "version", "--version":
 		fmt.Println("vigil", version)
 	case "help", "-h", "--help":

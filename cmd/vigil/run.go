@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/external"
+	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
@@ -147,6 +148,10 @@ func cmdRun(args []string) (int, error) {
 	defer stop()
 
 	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
+	// Registered so that `vigil cleanup` finds this run if vigil is killed.
+	if unregister, err := runs.Register(f.out); err == nil {
+		defer unregister()
+	}
 	fx, err := newFixture(ctx, f)
 	if err != nil {
 		return exitSetup, setupFailed(f, err)

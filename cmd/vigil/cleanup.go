@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/runs"
+)
+
+// cmdCleanup removes what killed runs left behind: it goes through the
+// registry of runs whose vigil is gone and kills their members. With
+// arguments, it cleans those output dirs instead.
+func cmdCleanup(args []string) error {
+	dirs := args
+	var entries []runs.Entry
+	if len(dirs) == 0 {
+		all, err := runs.Entries()
+		if err != nil {
+			return err
+		}
+		for _, e := range all {
+			if e.Alive() {
+				fmt.Printf("run in %s is still going (vigil pid %d); left alone\n", e.Out, e.PID)
+				continue
+			}
+			entries = append(entries, e)
+			dirs = append(dirs, e.Out)
+		}
+	}
+	total := 0
+	for _, d := range dirs {
+		killed, err := etcdproc.KillLeftovers(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		for _, k := range killed {
+			fmt.Printf("killed %s of the run in %s\n", k, d)
+		}
+		total += len(killed)
+	}
+	for _, e := range entries {
+		e.Remove()
+	}
+	fmt.Printf("cleanup: %d leftover process(es) killed, %d interrupted run(s) cleared\n", total, len(entries))
+	return nil
+}
