@@ -30,6 +30,8 @@ type Env struct {
 	Fixture fixtures.Fixture
 	// Processes is nil when the fixture cannot kill or pause members.
 	Processes Processes
+	// Links is nil when vigil does not sit on the cluster's links.
+	Links Links
 	// Do sends a request as chaos's own client, recorded in the history.
 	Do  func(ctx context.Context, req history.Request) (*history.Response, error)
 	Rec *history.Recorder
@@ -39,12 +41,16 @@ type Env struct {
 type Needs struct {
 	Members   int  // at least this many members
 	Processes bool // a fixture that owns the member processes
+	Links     bool // vigil's network on the links (proxies)
 }
 
 func (n Needs) String() string {
 	var parts []string
 	if n.Processes {
 		parts = append(parts, "process fixture")
+	}
+	if n.Links {
+		parts = append(parts, "vigil's network on the links")
 	}
 	if n.Members > 1 {
 		parts = append(parts, fmt.Sprintf("members >= %d", n.Members))
@@ -59,6 +65,9 @@ func (n Needs) String() string {
 func (n Needs) Unmet(env *Env) error {
 	if n.Processes && env.Processes == nil {
 		return fmt.Errorf("needs the process fixture (this fixture does not own the members' processes)")
+	}
+	if n.Links && env.Links == nil {
+		return fmt.Errorf("needs vigil's network on the cluster's links (the process fixture sets it up when a network fault is asked for)")
 	}
 	if m := len(env.Fixture.Members()); m < n.Members {
 		return fmt.Errorf("needs at least %d members, the cluster has %d", n.Members, m)

@@ -33,6 +33,16 @@ type Schedule struct {
 	Steps    []Step        `json:"steps"`
 }
 
+// NeedsLinks reports whether any step needs vigil's network on the links.
+func (s Schedule) NeedsLinks() bool {
+	for _, st := range s.Steps {
+		if inj, ok := Lookup(st.Fault); ok && inj.Needs().Links {
+			return true
+		}
+	}
+	return false
+}
+
 // healMargin keeps the last fault healed this long before the workload
 // ends, so the cluster is whole again for the final phase.
 const healMargin = 2 * time.Second

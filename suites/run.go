@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
+	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
 // Config is one run of the etcd KV + watch scenario.
@@ -26,9 +27,16 @@ type Config struct {
 	Checks   checkers.Config
 	// Wrap, if set, wraps every client before it is recorded (sabotage).
 	Wrap Wrapper
+	// Sabotage, if set, names a sabotage mode (targets/sabotage): RunEtcd
+	// builds the run's Saboteur with its recorder and wraps every client
+	// with it (inside Wrap, if both are set).
+	Sabotage string
 	// Schedule, if it has steps, runs beside the workload (chaos). Its
 	// faults heal before the final phase.
 	Schedule chaos.Schedule
+	// Links, if set, is vigil's network on the cluster's links, for the
+	// schedule's network faults.
+	Links chaos.Links
 	// Logf receives chaos's lines (fault injected, healed); nil: none.
 	Logf func(string, ...any)
 	// Progress receives a live line every ProgressEvery; nil for none.
@@ -61,6 +69,9 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	if err := cfg.Workload.Validate(); err != nil {
 		return nil, err
 	}
+	if _, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && !ok {
+		return nil, fmt.Errorf("unknown sabotage mode %q; modes: %v", cfg.Sabotage, sabotage.Names())
+	}
 	w, err := history.Create(filepath.Join(cfg.Out, history.FileName))
 	if err != nil {
 		return nil, err
@@ -76,9 +87,18 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	dial := func(ctx context.Context, member int) (targets.Client, error) {
 		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
 	}
-	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed, cfg.Wrap)
+	wrap := cfg.Wrap
+	if cfg.Sabotage != "" {
+		sab, err := sabotage.New(sabotage.Config{Mode: cfg.Sabotage, Seed: cfg.Seed, Recorder: rec, Duration: cfg.Workload.Duration})
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		wrap = sabotageWrapper(sab.Wrap, cfg.Wrap)
+	}
+	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed, wrap)
 	if len(cfg.Schedule.Steps) > 0 {
-		env := &chaos.Env{Fixture: fx, Rec: rec}
+		env := &chaos.Env{Fixture: fx, Rec: rec, Links: cfg.Links}
 		if p, ok := fx.(chaos.Processes); ok {
 			env.Processes = p
 		}
@@ -113,6 +133,17 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	}
 	out.Results = Check(out.History, cfg.Checks)
 	return out, nil
+}
+
+// sabotageWrapper applies sab first, then outer if set.
+func sabotageWrapper(sab, outer Wrapper) Wrapper {
+	return func(c targets.Client, id int) targets.Client {
+		c = sab(c, id)
+		if outer != nil {
+			c = outer(c, id)
+		}
+		return c
+	}
 }
 
 // Check runs every checker on h and measures each (checkers read no clock).

@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
 type runFlags struct {
@@ -55,7 +56,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.StringVar(&f.faults, "faults", "", "comma-separated faults to inject, e.g. kill-leader,pause-follower (see vigil faults)")
 	fs.DurationVar(&f.faultInterval, "fault-interval", 10*time.Second, "time between the starts of two faults")
 	fs.StringVar(&f.scheduleFile, "schedule", "", "replay the fault schedule saved by an earlier run (its schedule.json)")
-	fs.StringVar(&f.sabotage, "sabotage", "", "inject a named semantic bug (not available in this version)")
+	fs.StringVar(&f.sabotage, "sabotage", "", "inject one named semantic bug into what vigil's clients see, to prove the check it names catches it (see vigil sabotage list)")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
 	if err := fs.Parse(args); err != nil {
@@ -92,8 +93,9 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
 	case f.faultInterval <= 0:
 		return nil, nil, usageError("--fault-interval must be positive")
-	case f.sabotage != "":
-		return nil, nil, usageError("--sabotage: sabotage modes are not available in this version")
+	case f.sabotage != "" && !knownSabotage(f.sabotage):
+		return nil, nil, usageError("--sabotage %q: unknown mode; modes: %s (see vigil sabotage list)",
+			f.sabotage, strings.Join(sabotage.Names(), ", "))
 	}
 	if err := f.workload.Validate(); err != nil && !strings.Contains(err.Error(), "prefix") {
 		return nil, nil, usageError("%v", err)
@@ -152,7 +154,19 @@ func cmdRun(args []string) (int, error) {
 	if unregister, err := runs.Register(f.out); err == nil {
 		defer unregister()
 	}
-	fx, err := newFixture(ctx, f)
+	// Network faults need vigil on the links: a proxy in front of every
+	// listener. Without them, clients and peers talk to the members directly.
+	var links chaos.Links
+	var net *chaos.ProxyNet
+	if f.schedule.NeedsLinks() {
+		if f.fixture != "process" {
+			return exitSetup, setupFailed(f, usageError("network faults need the process fixture"))
+		}
+		net = chaos.NewProxyNet(f.seed)
+		defer net.Close()
+		links = net
+	}
+	fx, err := newFixture(ctx, f, net)
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
 	}
@@ -175,7 +189,7 @@ func cmdRun(args []string) (int, error) {
 	ccfg := checkers.DefaultConfig()
 	ccfg.LinearizabilityTimeout = f.linTimeout
 	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
-		Workload: f.workload, Checks: ccfg, Progress: os.Stderr, Schedule: f.schedule,
+		Workload: f.workload, Checks: ccfg, Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
@@ -193,11 +207,14 @@ func cmdRun(args []string) (int, error) {
 		return exitSetup, err
 	}
 	reports.Table(os.Stdout, r)
+	if f.sabotage != "" {
+		reportSabotage(f.sabotage, out.History, out.Results)
+	}
 	fmt.Printf("results in %s\n", f.out)
 	return reports.ExitCode(r.Verdict), nil
 }
 
-func newFixture(ctx context.Context, f *runFlags) (fixtures.Fixture, error) {
+func newFixture(ctx context.Context, f *runFlags, net *chaos.ProxyNet) (fixtures.Fixture, error) {
 	if f.fixture == "external" {
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
 	}
@@ -211,7 +228,11 @@ func newFixture(ctx context.Context, f *runFlags) (fixtures.Fixture, error) {
 			ver = "v" + strings.TrimPrefix(v, "v")
 		}
 	}
-	return etcdproc.New(etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver}), nil
+	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver}
+	if net != nil {
+		cfg.Network = net
+	}
+	return etcdproc.New(cfg), nil
 }
 
 // setupFailed writes a result.json saying why the run could not be made,

@@ -1,0 +1,136 @@
+package chaos
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// startProxied starts a real cluster of n members behind vigil's proxies.
+func startProxied(t *testing.T, n int) (*etcdproc.Cluster, *Env) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real etcd cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := binaries.Etcd(ctx, binaries.Options{Progress: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := NewProxyNet(1)
+	t.Cleanup(func() { net.Close() })
+	c := etcdproc.New(etcdproc.Config{Binary: bin, Members: n, Dir: t.TempDir(), Network: net})
+	t.Cleanup(func() { c.Stop() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec := history.NewRecorder(history.Meta{}, history.NewClock(), nil)
+	return c, &Env{Fixture: c, Processes: c, Links: net, Rec: rec}
+}
+
+// Clients and peers go through the proxies: every advertised URL is a front.
+func TestProxiedClusterWorks(t *testing.T) {
+	g := NewWithT(t)
+	c, _ := startProxied(t, 3)
+	for _, m := range c.Members() {
+		g.Expect(answers(m.ClientURL)).To(BeTrue(), "member %s through its front", m.Name)
+	}
+}
+
+// After isolate-leader another member becomes leader; after healing the
+// old leader is back in the cluster.
+func TestIsolateLeaderElectsAnother(t *testing.T) {
+	g := NewWithT(t)
+	c, env := startProxied(t, 3)
+	ctx := context.Background()
+	old, err := c.Leader(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	inj, _ := Lookup("isolate-leader")
+	in, err := inj.Inject(ctx, env, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(in.Targets).To(ContainElement(old.Name))
+	g.Eventually(func() string {
+		m, err := c.Leader(ctx)
+		if err != nil {
+			return ""
+		}
+		return m.Name
+	}, 20*time.Second, 200*time.Millisecond).ShouldNot(Or(BeEmpty(), Equal(old.Name)))
+	g.Expect(answers(old.ClientURL)).To(BeFalse(), "an isolated member cannot serve a linearizable read")
+	g.Expect(in.Heal(ctx)).To(Succeed())
+	g.Eventually(func() bool { return answers(old.ClientURL) }, 20*time.Second, 200*time.Millisecond).Should(BeTrue())
+}
+
+// During client-cut, requests through the cut member's client link fail
+// and requests through the others succeed.
+func TestClientCutFailsOnlyThatLink(t *testing.T) {
+	g := NewWithT(t)
+	c, env := startProxied(t, 3)
+	ctx := context.Background()
+	inj, _ := Lookup("client-cut")
+	in, err := inj.Inject(ctx, env, 1)
+	g.Expect(err).NotTo(HaveOccurred())
+	cut := in.Targets[0]
+	for _, m := range c.Members() {
+		if m.Name == cut {
+			g.Expect(answers(m.ClientURL)).To(BeFalse(), "requests through the cut link of %s", m.Name)
+		} else {
+			g.Expect(answers(m.ClientURL)).To(BeTrue(), "requests through %s", m.Name)
+		}
+	}
+	g.Expect(in.Heal(ctx)).To(Succeed())
+	g.Eventually(func() bool { return answers(endpointOf(c, cut)) }, 20*time.Second, 200*time.Millisecond).Should(BeTrue())
+}
+
+// Every other network fault injects and heals on a real cluster, leaving
+// it able to serve through every member.
+func TestNetworkFaultsHeal(t *testing.T) {
+	g := NewWithT(t)
+	c, env := startProxied(t, 5)
+	ctx := context.Background()
+	for _, name := range []string{"isolate-follower", "split-minority", "ring", "bridge", "one-way", "latency", "client-latency", "reset", "client-reset", "bandwidth"} {
+		inj, ok := Lookup(name)
+		g.Expect(ok).To(BeTrue(), name)
+		in, err := inj.Inject(ctx, env, 3)
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		g.Expect(in.Targets).NotTo(BeEmpty(), name)
+		time.Sleep(500 * time.Millisecond)
+		g.Expect(in.Heal(ctx)).To(Succeed(), name)
+		for _, m := range c.Members() {
+			g.Eventually(func() bool { return answers(m.ClientURL) }, 20*time.Second, 200*time.Millisecond).Should(BeTrue(), "%s: member %s after healing", name, m.Name)
+		}
+	}
+}
+
+func TestPartitionShapes(t *testing.T) {
+	g := NewWithT(t)
+	ms := []string{"a", "b", "c", "d", "e"}
+	count := func(name, leader string) map[[2]string]bool {
+		inj, _ := Lookup(name)
+		set := map[[2]string]bool{}
+		for _, c := range inj.(partition).cuts(ms, leader) {
+			set[c] = true
+		}
+		return set
+	}
+	ring := count("ring", "")
+	g.Expect(ring).To(HaveLen(10), "5 members, each cut from its 2 non-neighbours, both ways")
+	g.Expect(ring).NotTo(HaveKey([2]string{"a", "b"}))
+	g.Expect(ring).To(HaveKey([2]string{"a", "c"}))
+	bridge := count("bridge", "")
+	g.Expect(bridge).NotTo(HaveKey([2]string{"a", "c"}), "the middle member reaches both halves")
+	g.Expect(bridge).To(HaveKey([2]string{"a", "d"}))
+	one := count("one-way", "c")
+	g.Expect(one).To(HaveLen(1))
+	g.Expect(one).To(HaveKey([2]string{"c", "a"}))
+	split := count("split-minority", "")
+	g.Expect(split).To(HaveLen(2 * 2 * 3))
+}

@@ -1,0 +1,402 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	chunkSize   = 32 << 10
+	queueDepth  = 8 // chunks read ahead per direction; a blocked direction holds at most this many
+	dialTimeout = 5 * time.Second
+	// minPiece is the smallest write under a bandwidth limit; larger limits
+	// write a twentieth of a second's worth at a time.
+	minPiece = 1 << 10
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+
+// chunk is what one read returned, stamped with when it was read.
+type chunk struct {
+	data []byte
+	buf  *[]byte // the pool buffer data lives in, or nil
+	at   time.Time
+	eof  bool // the sender closed its side; no data
+}
+
+// conn is one proxied connection. Four goroutines serve it: per direction a
+// reader (source socket → queue) and a writer (queue → rules → destination
+// socket), so that delays pipeline like they do on a wire.
+type conn struct {
+	p      *Proxy
+	id     uint64
+	client net.Conn
+	src    atomic.Pointer[string]
+	held   [2]atomic.Bool  // per direction: a writer parked on a Block with bytes in hand
+	bytes  [2]atomic.Int64 // per direction: bytes forwarded
+	open   atomic.Int32    // directions whose end of stream is not yet delivered
+	done   chan struct{}   // closed by close
+
+	mu     sync.Mutex
+	server net.Conn
+	closed bool
+}
+
+func newConn(p *Proxy, id uint64, client net.Conn) *conn {
+	c := &conn{p: p, id: id, client: client, done: make(chan struct{})}
+	c.open.Store(2)
+	return c
+}
+
+func (c *conn) source() string {
+	if s := c.src.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// close closes both sockets, with a reset (RST) if reset is set, and reports
+// whether this call was the one that closed the connection.
+func (c *conn) close(reset bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.closed = true
+	close(c.done)
+	for _, nc := range []net.Conn{c.client, c.server} {
+		if nc == nil {
+			continue
+		}
+		if tc, ok := nc.(*net.TCPConn); ok && reset {
+			tc.SetLinger(0)
+		}
+		nc.Close()
+	}
+	return true
+}
+
+func (c *conn) setServer(s net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.server = s
+	return true
+}
+
+func (c *conn) refuse() {
+	if c.close(true) {
+		c.p.countRefused()
+	}
+}
+
+// serve runs one connection: names its source from its first request (before
+// dialing the target, so that a refused source never reaches it), dials, and
+// pumps both ways until both are done.
+func (p *Proxy) serve(c *conn) {
+	defer p.wg.Done()
+	defer p.forget(c)
+	if p.rules.Load().refusesAll() {
+		c.refuse()
+		return
+	}
+	up := &reader{c: c, from: c.client, sn: &sniffer{identify: p.opts.Identify, active: p.opts.Identify != nil}}
+	first, eof, err := up.first(p.opts.IdentifyWait)
+	if err != nil {
+		c.close(true)
+		return
+	}
+	if p.rules.Load().refuses(c.source()) {
+		c.refuse()
+		return
+	}
+	d := net.Dialer{Timeout: dialTimeout}
+	server, err := d.DialContext(p.ctx, "tcp", p.target)
+	if err != nil {
+		c.close(true) // as the target would: refused
+		return
+	}
+	if !c.setServer(server) {
+		server.Close()
+		return
+	}
+	upQ, downQ := make(chan chunk, queueDepth), make(chan chunk, queueDepth)
+	down := &reader{c: c, from: server, sn: &sniffer{}}
+	var wg sync.WaitGroup
+	wg.Go(func() { newWriter(c, Up, server, upQ).run() })
+	wg.Go(func() { newWriter(c, Down, c.client, downQ).run() })
+	wg.Go(func() { down.run(downQ, nil, false) })
+	up.run(upQ, first, eof)
+	wg.Wait()
+}
+
+// reader reads one direction into its queue; on the Up side it sniffs the
+// request heads first.
+type reader struct {
+	c        *conn
+	from     net.Conn
+	sn       *sniffer
+	deadline bool // a read deadline is set on from
+}
+
+// first reads until the first request head is whole, the traffic is known
+// not to be HTTP/1.x, wait has passed, or the sender closed; it returns the
+// chunks to forward first.
+func (r *reader) first(wait time.Duration) ([]chunk, bool, error) {
+	var out []chunk
+	until := time.Now().Add(wait)
+	for r.sn.active && len(out) == 0 {
+		chunks, eof, timedOut, err := r.step(until)
+		out = append(out, chunks...)
+		if eof || err != nil {
+			return out, eof, err
+		}
+		if timedOut {
+			if len(r.sn.pending) > 0 {
+				out = append(out, r.giveUp()...)
+			}
+			break
+		}
+	}
+	return out, false, nil
+}
+
+// run forwards what first returned, then reads until end of stream or error.
+func (r *reader) run(q chan<- chunk, first []chunk, eof bool) {
+	for _, ch := range first {
+		if !r.c.enqueue(q, ch) {
+			return
+		}
+	}
+	for !eof {
+		var until time.Time
+		if r.sn.active && len(r.sn.pending) > 0 {
+			until = r.sn.since.Add(r.c.p.opts.IdentifyWait)
+		}
+		chunks, e, timedOut, err := r.step(until)
+		if timedOut {
+			chunks = append(chunks, r.giveUp()...)
+		}
+		for _, ch := range chunks {
+			if !r.c.enqueue(q, ch) {
+				return
+			}
+		}
+		if err != nil {
+			r.c.close(true) // the sender reset, or the connection was closed
+			return
+		}
+		eof = e
+	}
+	r.c.enqueue(q, chunk{eof: true})
+}
+
+// step does one read. until, if not zero, is a deadline for it (timedOut).
+func (r *reader) step(until time.Time) (out []chunk, eof, timedOut bool, err error) {
+	if !until.IsZero() {
+		r.from.SetReadDeadline(until)
+		r.deadline = true
+	} else if r.deadline {
+		r.from.SetReadDeadline(time.Time{})
+		r.deadline = false
+	}
+	bp := bufPool.Get().(*[]byte)
+	n, err := r.from.Read(*bp)
+	now := time.Now()
+	switch {
+	case n > 0 && r.sn.active:
+		out = r.wrap(r.sn.feed((*bp)[:n], now), now)
+		bufPool.Put(bp)
+	case n > 0:
+		out = []chunk{{data: (*bp)[:n], buf: bp, at: now}}
+	default:
+		bufPool.Put(bp)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrDeadlineExceeded) && !until.IsZero():
+		return out, false, true, nil
+	case errors.Is(err, io.EOF):
+		if r.sn.active {
+			out = append(out, r.giveUp()...)
+		}
+		return out, true, false, nil
+	default:
+		return out, false, false, err
+	}
+	return out, false, false, nil
+}
+
+func (r *reader) giveUp() []chunk { return r.wrap(r.sn.giveUp(), time.Now()) }
+
+// wrap turns what the sniffer released into chunks, after naming the
+// connection's source if the sniffer just learnt it (so that the writer
+// applies that source's rules to the very head that named it).
+func (r *reader) wrap(bs [][]byte, now time.Time) []chunk {
+	if r.sn.name != "" && r.c.source() == "" {
+		name := r.sn.name
+		r.c.src.Store(&name)
+	}
+	out := make([]chunk, 0, len(bs))
+	for _, b := range bs {
+		if len(b) > 0 {
+			out = append(out, chunk{data: b, at: now})
+		}
+	}
+	return out
+}
+
+func (c *conn) enqueue(q chan<- chunk, ch chunk) bool {
+	select {
+	case q <- ch:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// writer applies the rules to one direction's chunks and writes them out.
+type writer struct {
+	c       *conn
+	dir     Direction
+	to      net.Conn
+	q       <-chan chunk
+	rng     *rand.Rand
+	timer   *time.Timer
+	lastDue time.Time // when the previous chunk was due (keeps order under jitter)
+	bwNext  time.Time // when the bandwidth limit lets the next piece go
+}
+
+func newWriter(c *conn, dir Direction, to net.Conn, q <-chan chunk) *writer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &writer{
+		c: c, dir: dir, to: to, q: q, timer: t,
+		rng: rand.New(rand.NewPCG(uint64(c.p.opts.Seed), c.id<<1|uint64(dir))),
+	}
+}
+
+func (w *writer) run() {
+	defer w.timer.Stop()
+	for {
+		var ch chunk
+		select {
+		case ch = <-w.q:
+		case <-w.c.done:
+			return
+		}
+		if ch.eof {
+			if cw, ok := w.to.(interface{ CloseWrite() error }); ok {
+				cw.CloseWrite()
+			}
+			if w.c.open.Add(-1) == 0 {
+				w.c.close(false)
+			}
+			return
+		}
+		ok := w.deliver(ch)
+		if ch.buf != nil {
+			bufPool.Put(ch.buf)
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+// deliver forwards one chunk under the rules in force, consulted again
+// before every piece; false means the connection is gone.
+func (w *writer) deliver(ch chunk) bool {
+	c, data, fresh := w.c, ch.data, true
+	for len(data) > 0 {
+		rs := c.p.rules.Load()
+		src := c.source()
+		r := rs.lookup(src, w.dir)
+		switch {
+		case r.Refuse || rs.refuses(src): // a Refuse on either direction
+			c.refuse()
+			return false
+		case r.Block:
+			w.c.held[w.dir].Store(true)
+			select {
+			case <-rs.changed:
+				continue
+			case <-c.done:
+				return false
+			}
+		case w.c.held[w.dir].Load():
+			// The block was lifted: what the peers think of this connection
+			// is stale, so reset it rather than deliver late bytes.
+			if c.close(true) {
+				c.p.countReset()
+			}
+			return false
+		}
+		if fresh {
+			fresh = false
+			if r.ResetProbability > 0 && w.rng.Float64() < r.ResetProbability {
+				if c.close(true) {
+					c.p.countReset()
+				}
+				return false
+			}
+			if r.Latency > 0 || r.Jitter > 0 {
+				d := r.Latency
+				if r.Jitter > 0 {
+					d += time.Duration(w.rng.Int64N(int64(r.Jitter)))
+				}
+				due := ch.at.Add(d)
+				if due.Before(w.lastDue) {
+					due = w.lastDue
+				}
+				w.lastDue = due
+				if !w.sleepUntil(due) {
+					return false
+				}
+			}
+		}
+		piece := data
+		if r.BytesPerSecond > 0 {
+			piece = data[:min(len(data), max(minPiece, r.BytesPerSecond/20))]
+			now := time.Now()
+			if w.bwNext.Before(now) {
+				w.bwNext = now
+			} else if !w.sleepUntil(w.bwNext) {
+				return false
+			}
+			w.bwNext = w.bwNext.Add(time.Duration(len(piece)) * time.Second / time.Duration(r.BytesPerSecond))
+		}
+		n, err := w.to.Write(piece)
+		c.bytes[w.dir].Add(int64(n))
+		if err != nil {
+			c.close(true) // the receiver is gone: pass the reset on
+			return false
+		}
+		data = data[n:]
+	}
+	return true
+}
+
+func (w *writer) sleepUntil(t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	w.timer.Reset(d)
+	select {
+	case <-w.timer.C:
+		return true
+	case <-w.c.done:
+		w.timer.Stop()
+		return false
+	}
+}
