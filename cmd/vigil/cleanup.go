@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/vigil-suite/vigil/chaos"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/runs"
 )
@@ -41,6 +42,11 @@ func cmdCleanup(args []string) error {
 	for _, e := range entries {
 		e.Remove()
 	}
-	fmt.Printf("cleanup: %d leftover process(es) killed, %d interrupted run(s) cleared\n", total, len(entries))
+	// Namespaces, bridges and host rules of --net netns runs whose vigil is gone.
+	for _, r := range chaos.CleanupNetns(false) {
+		fmt.Printf("removed %s\n", r)
+		total++
+	}
+	fmt.Printf("cleanup: %d leftover(s) removed, %d interrupted run(s) cleared\n", total, len(entries))
 	return nil
 }

@@ -27,7 +27,7 @@ import (
 
 type runFlags struct {
 	target, fixture, etcdVersion, etcdBinary, endpoints, out, faults, sabotage string
-	scheduleFile                                                               string
+	scheduleFile, net                                                          string
 	members                                                                    int
 	seed                                                                       int64
 	startTimeout, linTimeout, faultInterval                                    time.Duration
@@ -55,6 +55,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.StringVar(&f.out, "out", "", "output dir (default runs/<timestamp>-<seed>)")
 	fs.StringVar(&f.faults, "faults", "", "comma-separated faults to inject, e.g. kill-leader,pause-follower (see vigil faults)")
 	fs.DurationVar(&f.faultInterval, "fault-interval", 10*time.Second, "time between the starts of two faults")
+	fs.StringVar(&f.net, "net", "proxy", "how network faults reach the links: proxy (vigil's TCP proxies, no root) or netns (a network namespace per member, iptables; root)")
 	fs.StringVar(&f.scheduleFile, "schedule", "", "replay the fault schedule saved by an earlier run (its schedule.json)")
 	fs.StringVar(&f.sabotage, "sabotage", "", "inject one named semantic bug into what vigil's clients see, to prove the check it names catches it (see vigil sabotage list)")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
@@ -91,6 +92,10 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
 	case f.faults != "" && f.scheduleFile != "":
 		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
+	case f.net != "proxy" && f.net != "netns":
+		return nil, nil, usageError("--net %q: want proxy or netns", f.net)
+	case f.net == "netns" && f.fixture != "process":
+		return nil, nil, usageError("--net netns needs the process fixture")
 	case f.faultInterval <= 0:
 		return nil, nil, usageError("--fault-interval must be positive")
 	case f.sabotage != "" && !knownSabotage(f.sabotage):
@@ -157,14 +162,22 @@ func cmdRun(args []string) (int, error) {
 	// Network faults need vigil on the links: a proxy in front of every
 	// listener. Without them, clients and peers talk to the members directly.
 	var links chaos.Links
-	var net *chaos.ProxyNet
-	if f.schedule.NeedsLinks() {
+	var net fixtures.Network
+	switch {
+	case f.net == "netns":
+		nn, err := chaos.NewNetnsNet()
+		if err != nil {
+			return exitSetup, setupFailed(f, err)
+		}
+		defer nn.Close()
+		net, links = nn, nn
+	case f.schedule.NeedsLinks():
 		if f.fixture != "process" {
 			return exitSetup, setupFailed(f, usageError("network faults need the process fixture"))
 		}
-		net = chaos.NewProxyNet(f.seed)
-		defer net.Close()
-		links = net
+		pn := chaos.NewProxyNet(f.seed)
+		defer pn.Close()
+		net, links = pn, pn
 	}
 	fx, err := newFixture(ctx, f, net)
 	if err != nil {
@@ -214,7 +227,7 @@ func cmdRun(args []string) (int, error) {
 	return reports.ExitCode(r.Verdict), nil
 }
 
-func newFixture(ctx context.Context, f *runFlags, net *chaos.ProxyNet) (fixtures.Fixture, error) {
+func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixtures.Fixture, error) {
 	if f.fixture == "external" {
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
 	}
