@@ -18,6 +18,30 @@ var (
 	ErrWatchReliable = errors.New("watch/reliable: between the first and last revision a watch observed, " +
 		"it delivered every committed change in its range")
 	ErrWatchLiveness = errors.New("watch/liveness: every watch open at the final write reaches the final revision")
+
+	ErrKVRevisionMonotonic = errors.New("kv/revision-monotonic: the store revision never decreases in what one " +
+		"client observes over time, and every committed write increases it by exactly one per txn")
+	ErrKVSerializableSane = errors.New("kv/serializable-sane: serializable reads may be stale, but never return a " +
+		"value that was never written, never a revision above the store's, and never go backwards on one member session")
+	ErrKVCompaction = errors.New("kv/compaction: a read at a compacted revision fails with ErrCompacted; " +
+		"a read at a future revision fails, it never returns data")
+	ErrKVConvergence = errors.New("kv/convergence: at the end, with faults healed, every member has the same " +
+		"revision, compact revision and HashKV")
+	ErrWatchFilter = errors.New("watch/filter: every event is inside the watched key or prefix and passes " +
+		"the requested event-type filters")
+	ErrWatchAtomic    = errors.New("watch/atomic: all events of one revision (one txn) arrive in one response")
+	ErrWatchResumable = errors.New("watch/resumable: a watch started at revision R delivers first the first " +
+		"matching change at revision >= R; a watch started below the compact revision fails with ErrCompacted " +
+		"carrying the compact revision, and is never silently started later")
+	ErrWatchBookmarkable = errors.New("watch/bookmarkable: after a progress notification at revision P no event " +
+		"with revision <= P arrives; progress revisions never decrease and are >= the last event's")
+	ErrWatchPrevKV = errors.New("watch/prev-kv: when prev_kv was requested, it equals the key's value just " +
+		"before the event (it may be absent only when that revision is compacted)")
+	ErrWatchIsCreate  = errors.New("watch/is-create: an event is a create exactly when the key did not exist before it")
+	ErrWatchAgreement = errors.New("watch/agreement: watches whose ranges and revisions overlap saw the same " +
+		"events in the same order")
+	ErrWatchCancelReason = errors.New("watch/cancel-reason: a watch ended by the server carries a cancel reason " +
+		"or an error; a stream never just stops while the client still waits")
 )
 
 // Check names, as reports and result.json spell them.
@@ -27,6 +51,19 @@ const (
 	NameWatchUnique   = "watch/unique"
 	NameWatchReliable = "watch/reliable"
 	NameWatchLiveness = "watch/liveness"
+
+	NameKVRevisionMonotonic = "kv/revision-monotonic"
+	NameKVSerializableSane  = "kv/serializable-sane"
+	NameKVCompaction        = "kv/compaction"
+	NameKVConvergence       = "kv/convergence"
+	NameWatchFilter         = "watch/filter"
+	NameWatchAtomic         = "watch/atomic"
+	NameWatchResumable      = "watch/resumable"
+	NameWatchBookmarkable   = "watch/bookmarkable"
+	NameWatchPrevKV         = "watch/prev-kv"
+	NameWatchIsCreate       = "watch/is-create"
+	NameWatchAgreement      = "watch/agreement"
+	NameWatchCancelReason   = "watch/cancel-reason"
 )
 
 // IsShould reports whether the named check judges a SHOULD line of
@@ -35,13 +72,26 @@ const (
 // what a failed SHOULD means for the run.
 func IsShould(name string) bool { return name == NameWatchLiveness }
 
-// All returns every check this package implements, in report order.
+// All returns every check this package implements, in report order: the
+// KV checks, then the watch checks, the SHOULD line (liveness) last.
 func All() []Check {
 	return []Check{
 		{Name: NameLinearizable, Run: CheckLinearizable},
+		{Name: NameKVRevisionMonotonic, Run: CheckKVRevisionMonotonic},
+		{Name: NameKVSerializableSane, Run: CheckKVSerializableSane},
+		{Name: NameKVCompaction, Run: CheckKVCompaction},
+		{Name: NameKVConvergence, Run: CheckKVConvergence},
 		{Name: NameWatchOrdered, Run: CheckWatchOrdered},
 		{Name: NameWatchUnique, Run: CheckWatchUnique},
 		{Name: NameWatchReliable, Run: CheckWatchReliable},
+		{Name: NameWatchFilter, Run: CheckWatchFilter},
+		{Name: NameWatchAtomic, Run: CheckWatchAtomic},
+		{Name: NameWatchResumable, Run: CheckWatchResumable},
+		{Name: NameWatchBookmarkable, Run: CheckWatchBookmarkable},
+		{Name: NameWatchPrevKV, Run: CheckWatchPrevKV},
+		{Name: NameWatchIsCreate, Run: CheckWatchIsCreate},
+		{Name: NameWatchAgreement, Run: CheckWatchAgreement},
+		{Name: NameWatchCancelReason, Run: CheckWatchCancelReason},
 		{Name: NameWatchLiveness, Run: CheckWatchLiveness},
 	}
 }

@@ -56,6 +56,9 @@ type linOp struct {
 	// mustSuccess: for modeMust, whether the observed value is written by
 	// the success branch.
 	mustSuccess bool
+	// pin: for modeMust, the revision a read (or, lacking one, a watch)
+	// showed its value at; 0 if none did. The write was applied there.
+	pin int64
 }
 
 // mismatch says why an operation cannot be the next step from a state.

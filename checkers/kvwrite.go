@@ -27,9 +27,16 @@ func (m kvModel) stepWrite(s kvState, op *linOp, ex bool) (kvState, *mismatch) {
 		if !m.branchWrites(&s, br) { // a no-op: nothing to place here
 			return s, no(ex, func() *mismatch { return &mismatch{msg: "it would change nothing here"} })
 		}
+		if op.pin != 0 && !s.revIs(s.rev+1, op.pin) {
+			return s, no(ex, func() *mismatch {
+				return &mismatch{msg: fmt.Sprintf("its value was seen written at revision %d, but here it would take revision %d",
+					op.pin, s.current()+1), want: fmt.Sprint(op.pin), got: fmt.Sprint(s.current() + 1)}
+			})
+		}
 		if s.base != 0 {
 			next := s.current() + 1
-			_, held := m.ks.taken[next]
+			holder, held := m.ks.taken[next]
+			held = held && holder != op.id
 			if held || (op.mode == modeMaybe && next > m.ks.horizon) || m.branchExcluded(&s, br, next) {
 				return s, no(ex, func() *mismatch { return m.whyExcluded(&s, br, next) })
 			}

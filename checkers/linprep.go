@@ -31,13 +31,12 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 		})
 	}
 
-	// Classify; remember when each value was first shown by a response.
-	seen := map[string]time.Duration{}
-	observe := func(kvs []history.KV, t time.Duration) {
+	// Classify; remember when each value was first shown by a response,
+	// and at which revision it was written (see sighting).
+	seen := map[string]sighting{}
+	observe := func(kvs []history.KV, t time.Duration, byRead bool) {
 		for _, kv := range kvs {
-			if old, ok := seen[kv.Value]; !ok || t < old {
-				seen[kv.Value] = t
-			}
+			seen[kv.Value] = seen[kv.Value].add(t, kv.ModRevision, byRead)
 		}
 	}
 	quiet := newQuietRecorder()
@@ -57,11 +56,11 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 		if mode == modeAcked {
 			ks.horizon = max(ks.horizon, o.Response.Revision)
 			quiet.add(o)
-			observe(o.Response.KVs, o.Return)
-			observe(o.Response.PrevKVs, o.Return)
+			observe(o.Response.KVs, o.Return, true)
+			observe(o.Response.PrevKVs, o.Return, true)
 			for _, in := range o.Response.Responses {
-				observe(in.KVs, o.Return)
-				observe(in.PrevKVs, o.Return)
+				observe(in.KVs, o.Return, true)
+				observe(in.PrevKVs, o.Return, true)
 			}
 			if rev, wrote := ackedWriteRevision(o); wrote {
 				ks.taken[rev] = o.ID
@@ -83,10 +82,10 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 		for _, r := range w.Responses {
 			for _, ev := range r.Events {
 				if ev.Type == history.EventPut {
-					observe([]history.KV{ev.KV}, r.Time)
+					observe([]history.KV{ev.KV}, r.Time, false)
 				}
 				if ev.PrevKV != nil {
-					observe([]history.KV{*ev.PrevKV}, r.Time)
+					observe([]history.KV{*ev.PrevKV}, r.Time, false)
 				}
 			}
 		}
@@ -113,27 +112,30 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	}
 	ks.pins = quiet.pins(h, ks)
 
-	// Unknown outcomes whose value a response showed were applied before it.
+	// Unknown outcomes whose value a response showed were applied before it,
+	// at the revision the response gives that value.
 	var last int64
 	maxClient := 0
 	for i, op := range ops {
 		if op.mode == modeMaybe {
-			var first int64 = -1
+			var first sighting
 			forEachPut(op.req, func(r *history.Request, success bool) {
-				t, ok := seen[r.Value]
+				sg, ok := seen[r.Value]
 				if !ok || (op.mode == modeMust && op.mustSuccess && !success) {
 					return
 				}
 				if op.mode == modeMust && success != op.mustSuccess {
-					first = -1 // the success branch wins; forget the other's times
+					first = sighting{} // the success branch wins; forget the other's sightings
 				}
 				op.mode, op.mustSuccess = modeMust, success
-				if first < 0 || int64(t) < first {
-					first = int64(t)
-				}
+				first = first.merge(sg)
 			})
 			if op.mode == modeMust {
-				times[i].Return = max(times[i].Call, first)
+				times[i].Return = max(times[i].Call, int64(first.time))
+				op.pin = first.revision()
+				if _, held := ks.taken[op.pin]; op.pin > 0 && !held {
+					ks.taken[op.pin] = op.id
+				}
 			}
 		}
 	}
@@ -289,4 +291,59 @@ func ackedWriteRevision(o *history.Operation) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// sighting is what the history shows of one written value: when it was
+// first shown, and the revision that wrote it, as the earliest read that
+// showed it gives it (or, lacking a read, the earliest watch event). A
+// value names its write, so that revision is the write's.
+type sighting struct {
+	set       bool
+	time      time.Duration
+	readRev   int64 // mod revision in the earliest read showing the value; 0 if none
+	readTime  time.Duration
+	watchRev  int64
+	watchTime time.Duration
+}
+
+func (s sighting) add(t time.Duration, rev int64, byRead bool) sighting {
+	if !s.set || t < s.time {
+		s.set, s.time = true, t
+	}
+	if rev <= 0 {
+		return s
+	}
+	if byRead && (s.readRev == 0 || t < s.readTime) {
+		s.readRev, s.readTime = rev, t
+	}
+	if !byRead && (s.watchRev == 0 || t < s.watchTime) {
+		s.watchRev, s.watchTime = rev, t
+	}
+	return s
+}
+
+func (s sighting) merge(o sighting) sighting {
+	if !o.set {
+		return s
+	}
+	out := s
+	if !out.set || o.time < out.time {
+		out.set, out.time = true, o.time
+	}
+	if o.readRev != 0 && (out.readRev == 0 || o.readTime < out.readTime) {
+		out.readRev, out.readTime = o.readRev, o.readTime
+	}
+	if o.watchRev != 0 && (out.watchRev == 0 || o.watchTime < out.watchTime) {
+		out.watchRev, out.watchTime = o.watchRev, o.watchTime
+	}
+	return out
+}
+
+// revision is the revision the write was seen at: a read's word first,
+// then a watch's; 0 if neither gave one.
+func (s sighting) revision() int64 {
+	if s.readRev != 0 {
+		return s.readRev
+	}
+	return s.watchRev
 }

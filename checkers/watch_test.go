@@ -234,9 +234,18 @@ func TestRunAll(t *testing.T) {
 	if len(rs) != len(All()) {
 		t.Fatalf("%d results for %d checks", len(rs), len(All()))
 	}
+	// The generated history has no serializable read, no Status or HashKV,
+	// one key per txn, no start revision, progress notification or prev_kv:
+	// those checks have nothing to judge (watch_gen_test.go covers them).
+	nothing := map[string]bool{NameKVSerializableSane: true, NameKVConvergence: true, NameWatchAtomic: true,
+		NameWatchResumable: true, NameWatchBookmarkable: true, NameWatchPrevKV: true}
 	for i, r := range rs {
-		if r.Name != All()[i].Name || r.Verdict != Pass {
-			t.Errorf("%s: %s %s %+v", r.Name, r.Verdict, r.Reason, r.Violations)
+		want := Pass
+		if nothing[r.Name] {
+			want = Skipped
+		}
+		if r.Name != All()[i].Name || r.Verdict != want {
+			t.Errorf("%s: %s (want %s) %s %+v", r.Name, r.Verdict, want, r.Reason, r.Violations)
 		}
 	}
 	if Overall(rs) != Pass {

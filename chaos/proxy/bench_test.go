@@ -28,7 +28,6 @@ func BenchmarkThroughput(b *testing.B) {
 			c := dial(b, addr)
 			buf := make([]byte, 1<<20)
 			b.SetBytes(int64(len(buf)))
-			b.ResetTimer()
 			for b.Loop() {
 				if _, err := c.Write(buf); err != nil {
 					b.Fatal(err)

@@ -145,7 +145,8 @@ type reader struct {
 	c        *conn
 	from     net.Conn
 	sn       *sniffer
-	deadline bool // a read deadline is set on from
+	deadline bool    // a read deadline is set on from
+	scratch  []chunk // step's result, reused: its caller is done with it before the next step
 }
 
 // first reads until the first request head is whole, the traffic is known
@@ -212,15 +213,17 @@ func (r *reader) step(until time.Time) (out []chunk, eof, timedOut bool, err err
 	bp := bufPool.Get().(*[]byte)
 	n, err := r.from.Read(*bp)
 	now := time.Now()
+	out = r.scratch[:0]
 	switch {
 	case n > 0 && r.sn.active:
-		out = r.wrap(r.sn.feed((*bp)[:n], now), now)
+		out = r.wrap(out, r.sn.feed((*bp)[:n], now), now)
 		bufPool.Put(bp)
 	case n > 0:
-		out = []chunk{{data: (*bp)[:n], buf: bp, at: now}}
+		out = append(out, chunk{data: (*bp)[:n], buf: bp, at: now})
 	default:
 		bufPool.Put(bp)
 	}
+	r.scratch = out
 	switch {
 	case err == nil:
 	case errors.Is(err, os.ErrDeadlineExceeded) && !until.IsZero():
@@ -236,17 +239,16 @@ func (r *reader) step(until time.Time) (out []chunk, eof, timedOut bool, err err
 	return out, false, false, nil
 }
 
-func (r *reader) giveUp() []chunk { return r.wrap(r.sn.giveUp(), time.Now()) }
+func (r *reader) giveUp() []chunk { return r.wrap(nil, r.sn.giveUp(), time.Now()) }
 
 // wrap turns what the sniffer released into chunks, after naming the
 // connection's source if the sniffer just learnt it (so that the writer
 // applies that source's rules to the very head that named it).
-func (r *reader) wrap(bs [][]byte, now time.Time) []chunk {
+func (r *reader) wrap(out []chunk, bs [][]byte, now time.Time) []chunk {
 	if r.sn.name != "" && r.c.source() == "" {
 		name := r.sn.name
 		r.c.src.Store(&name)
 	}
-	out := make([]chunk, 0, len(bs))
 	for _, b := range bs {
 		if len(b) > 0 {
 			out = append(out, chunk{data: b, at: now})

@@ -7,8 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"text/tabwriter"
 
+	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
 // version is vigil's own version, written into every history.
@@ -29,6 +33,8 @@ usage:
   vigil run    [flags]        run a checked workload (vigil run -h for flags)
   vigil check  DIR            re-run the checkers on a saved run
   vigil faults                list the fault injectors (vigil run --faults ...)
+  vigil sabotage list         list the sabotage modes (vigil run --sabotage ...)
+                              and the check each one must trip
   vigil build  etcd [VERSION] build and cache an etcd binary
   vigil cleanup [DIR...]      remove what interrupted runs left behind
   vigil version               print vigil's version
@@ -57,6 +63,8 @@ func run(args []string) int {
 		err = cmdBuild(args[1:])
 	case "faults":
 		err = cmdFaults(args[1:])
+	case "sabotage":
+		err = cmdSabotage(args[1:])
 	case "cleanup":
 		err = cmdCleanup(args[1:])
 	case "version", "--version":
@@ -92,4 +100,45 @@ func setupError(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
+}
+
+// cmdSabotage is `vigil sabotage list`: one mode per line, name first, then
+// the check it must trip, then what it does.
+func cmdSabotage(args []string) error {
+	if len(args) != 1 || args[0] != "list" {
+		return usageError("usage: vigil sabotage list")
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	for _, m := range sabotage.Modes() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Name, m.Check, m.Description)
+	}
+	return tw.Flush()
+}
+
+func knownSabotage(name string) bool {
+	_, ok := sabotage.Lookup(name)
+	return ok
+}
+
+// reportSabotage says after the table whether the sabotage was injected and
+// what the check it names made of it.
+func reportSabotage(mode string, h *history.History, results []checkers.Result) {
+	m, _ := sabotage.Lookup(mode)
+	verdict := checkers.Verdict("not run")
+	for _, r := range results {
+		if r.Name == m.Check {
+			verdict = r.Verdict
+		}
+	}
+	n := 0
+	for _, f := range h.Faults {
+		if f.Name == sabotage.FaultName(mode) {
+			n++
+			fmt.Printf("sabotage %s at %.2fs (client %s): %s\n", mode, f.Start.Seconds(), f.Details["client"], f.Details["what"])
+		}
+	}
+	if n == 0 {
+		fmt.Printf("sabotage %s: no opportunity arose, nothing was injected\n", mode)
+	}
+	fmt.Printf("sabotage %s must trip %s: %s\n", mode, m.Check, verdict)
 }
