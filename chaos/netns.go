@@ -161,7 +161,9 @@ func (n *NetnsNet) CutClient(member string) error {
 }
 
 // Degrade is not possible without netem.
-func (n *NetnsNet) Degrade(string, string, proxy.Rule) error { return ErrNeedsProxyNet }
+func (n *NetnsNet) Degrade(string, string, []proxy.Direction, proxy.Rule) error {
+	return ErrNeedsProxyNet
+}
 
 // ResetAll is not possible without the proxy either.
 func (n *NetnsNet) ResetAll(string, string) error { return ErrNeedsProxyNet }

@@ -94,6 +94,7 @@ type linkFault struct {
 	name, describe, kind string
 	rule                 proxy.Rule
 	cut, reset           bool
+	downOnly             bool // only what the member sends back
 }
 
 func (f linkFault) Name() string     { return f.name }
@@ -113,8 +114,12 @@ func (f linkFault) Inject(ctx context.Context, env *Env, pick uint32) (Injected,
 		if f.reset {
 			err = env.Links.ResetAll(m, f.kind)
 		}
-		if err == nil {
-			err = env.Links.Degrade(m, f.kind, f.rule)
+		dirs := []proxy.Direction{proxy.Up, proxy.Down}
+		if f.downOnly {
+			dirs = dirs[1:]
+		}
+		if err == nil && f.rule != (proxy.Rule{}) {
+			err = env.Links.Degrade(m, f.kind, dirs, f.rule)
 		}
 	}
 	if err != nil {
@@ -180,6 +185,10 @@ func init() {
 		describe: "reset every peer connection of a member, then 2% of its chunks"})
 	register(linkFault{name: "client-reset", kind: "client", reset: true, rule: proxy.Rule{ResetProbability: 0.02},
 		describe: "reset the client connections of a member, then 2% of its chunks"})
+	register(linkFault{name: "watch-drop", kind: "client", reset: true,
+		describe: "drop every watch stream (and connection) through a member's client link; clients must resume their watches"})
+	register(linkFault{name: "watch-starve", kind: "client", rule: proxy.Rule{Block: true}, downOnly: true,
+		describe: "hold everything a member sends its clients (events, progress notifications) while requests still reach it"})
 	register(linkFault{name: "bandwidth", kind: "peer", rule: proxy.Rule{BytesPerSecond: 32 << 10},
 		describe: "limit every peer link of a member to 32 KiB/s"})
 }

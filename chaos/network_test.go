@@ -96,7 +96,7 @@ func TestNetworkFaultsHeal(t *testing.T) {
 	g := NewWithT(t)
 	c, env := startProxied(t, 5)
 	ctx := context.Background()
-	for _, name := range []string{"isolate-follower", "split-minority", "ring", "bridge", "one-way", "latency", "client-latency", "reset", "client-reset", "bandwidth"} {
+	for _, name := range []string{"isolate-follower", "split-minority", "ring", "bridge", "one-way", "latency", "client-latency", "reset", "client-reset", "bandwidth", "watch-drop", "watch-starve"} {
 		inj, ok := Lookup(name)
 		g.Expect(ok).To(BeTrue(), name)
 		in, err := inj.Inject(ctx, env, 3)

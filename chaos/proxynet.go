@@ -17,8 +17,8 @@ type Links interface {
 	// CutClient blackholes the client link of member, both ways.
 	CutClient(member string) error
 	// Degrade applies r to every link of member of the given kind ("peer"
-	// or "client"), both ways.
-	Degrade(member, kind string, r proxy.Rule) error
+	// or "client"), in the given directions (Up: towards the member).
+	Degrade(member, kind string, dirs []proxy.Direction, r proxy.Rule) error
 	// ResetAll closes every live connection of member's links of kind.
 	ResetAll(member, kind string) error
 	// Heal removes every cut and degradation.
@@ -110,17 +110,18 @@ func (n *ProxyNet) CutPeer(from, to string) error {
 
 // CutClient blackholes the client link of member.
 func (n *ProxyNet) CutClient(member string) error {
-	return n.Degrade(member, "client", proxy.Rule{Block: true})
+	return n.Degrade(member, "client", []proxy.Direction{proxy.Up, proxy.Down}, proxy.Rule{Block: true})
 }
 
-// Degrade applies r to all of member's links of kind, both ways.
-func (n *ProxyNet) Degrade(member, kind string, r proxy.Rule) error {
+// Degrade applies r to all of member's links of kind, in dirs.
+func (n *ProxyNet) Degrade(member, kind string, dirs []proxy.Direction, r proxy.Rule) error {
 	p, err := n.get(member, kind)
 	if err != nil {
 		return err
 	}
-	p.Set("*", proxy.Up, r)
-	p.Set("*", proxy.Down, r)
+	for _, d := range dirs {
+		p.Set("*", d, r)
+	}
 	return nil
 }
 
