@@ -145,13 +145,15 @@ func (n *ProxyNet) Heal() error {
 	return nil
 }
 
-// Close stops every proxy.
+// Close stops every proxy. The lock is let go first: a proxy's Close
+// waits for its goroutines, and one may be in identify, which takes it.
 func (n *ProxyNet) Close() error {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	for k, p := range n.proxies {
+	ps := n.proxies
+	n.proxies = map[string]*proxy.Proxy{}
+	n.mu.Unlock()
+	for _, p := range ps {
 		p.Close()
-		delete(n.proxies, k)
 	}
 	return nil
 }

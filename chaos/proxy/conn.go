@@ -12,22 +12,88 @@ import (
 )
 
 const (
-	chunkSize   = 32 << 10
-	queueDepth  = 8 // chunks read ahead per direction; a blocked direction holds at most this many
+	bigSize   = 32 << 10 // what one read may return
+	smallSize = 4 << 10  // a read this short is copied to a small buffer
+	// maxQueued bounds the buffer memory a direction holds between its
+	// reader and its writer (under latency, or a Block); past it the reader
+	// stops reading and the sender feels TCP's backpressure. Counting memory
+	// rather than chunks keeps many small messages from queueing in the
+	// kernel, where they would not be stamped with their arrival.
+	maxQueued   = 2 << 20
 	dialTimeout = 5 * time.Second
 	// minPiece is the smallest write under a bandwidth limit; larger limits
 	// write a twentieth of a second's worth at a time.
 	minPiece = 1 << 10
 )
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+var (
+	bigPool   = sync.Pool{New: func() any { b := make([]byte, bigSize); return &b }}
+	smallPool = sync.Pool{New: func() any { b := make([]byte, smallSize); return &b }}
+)
 
 // chunk is what one read returned, stamped with when it was read.
 type chunk struct {
 	data []byte
 	buf  *[]byte // the pool buffer data lives in, or nil
 	at   time.Time
-	eof  bool // the sender closed its side; no data
+	eof  bool // the sender closed its side (no data): it too waits for the rules
+}
+
+// cost is the memory the chunk holds.
+func (ch chunk) cost() int64 {
+	if ch.buf != nil {
+		return int64(cap(*ch.buf))
+	}
+	return int64(len(ch.data))
+}
+
+func (ch chunk) free() {
+	switch {
+	case ch.buf == nil:
+	case cap(*ch.buf) == bigSize:
+		bigPool.Put(ch.buf)
+	default:
+		smallPool.Put(ch.buf)
+	}
+}
+
+// queue carries one direction's chunks from its reader to its writer,
+// bounded by maxQueued bytes of buffers.
+type queue struct {
+	ch    chan chunk
+	held  atomic.Int64
+	space chan struct{} // a token when the writer freed some
+}
+
+func newQueue() *queue {
+	return &queue{ch: make(chan chunk, maxQueued/smallSize+1), space: make(chan struct{}, 1)}
+}
+
+func (q *queue) put(ch chunk, done <-chan struct{}) bool {
+	for q.held.Load() >= maxQueued {
+		select {
+		case <-q.space:
+		case <-done:
+			return false
+		}
+	}
+	q.held.Add(ch.cost())
+	select {
+	case q.ch <- ch:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// release gives back a chunk the writer is done with.
+func (q *queue) release(ch chunk) {
+	q.held.Add(-ch.cost())
+	ch.free()
+	select {
+	case q.space <- struct{}{}:
+	default:
+	}
 }
 
 // conn is one proxied connection. Four goroutines serve it: per direction a
@@ -61,15 +127,34 @@ func (c *conn) source() string {
 	return ""
 }
 
-// close closes both sockets, with a reset (RST) if reset is set, and reports
-// whether this call was the one that closed the connection.
-func (c *conn) close(reset bool) bool {
+// ending says why a connection is closed.
+type ending int
+
+const (
+	finished ending = iota // both sides closed, or the proxy closes: FIN
+	broken                 // a side reset or failed: pass the reset on
+	refused                // a Refuse rule covers it: reset, counted
+	faulted                // ResetProbability, ResetAll, a lifted Block: reset, counted
+)
+
+// close closes both sockets, with a reset (RST) unless the connection
+// finished, and reports whether this call was the one that closed it. The
+// count is taken before the sockets close, so that whoever sees them closed
+// sees it in Stats.
+func (c *conn) close(why ending) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return false
 	}
 	c.closed = true
+	switch why {
+	case refused:
+		c.p.refused.Add(1)
+	case faulted:
+		c.p.reset.Add(1)
+	}
+	reset := why != finished
 	close(c.done)
 	for _, nc := range []net.Conn{c.client, c.server} {
 		if nc == nil {
@@ -93,12 +178,6 @@ func (c *conn) setServer(s net.Conn) bool {
 	return true
 }
 
-func (c *conn) refuse() {
-	if c.close(true) {
-		c.p.countRefused()
-	}
-}
-
 // serve runs one connection: names its source from its first request (before
 // dialing the target, so that a refused source never reaches it), dials, and
 // pumps both ways until both are done.
@@ -106,30 +185,30 @@ func (p *Proxy) serve(c *conn) {
 	defer p.wg.Done()
 	defer p.forget(c)
 	if p.rules.Load().refusesAll() {
-		c.refuse()
+		c.close(refused)
 		return
 	}
 	up := &reader{c: c, from: c.client, sn: &sniffer{identify: p.opts.Identify, active: p.opts.Identify != nil}}
 	first, eof, err := up.first(p.opts.IdentifyWait)
 	if err != nil {
-		c.close(true)
+		c.close(broken)
 		return
 	}
 	if p.rules.Load().refuses(c.source()) {
-		c.refuse()
+		c.close(refused)
 		return
 	}
 	d := net.Dialer{Timeout: dialTimeout}
 	server, err := d.DialContext(p.ctx, "tcp", p.target)
 	if err != nil {
-		c.close(true) // as the target would: refused
+		c.close(broken) // as the target would: refused
 		return
 	}
 	if !c.setServer(server) {
 		server.Close()
 		return
 	}
-	upQ, downQ := make(chan chunk, queueDepth), make(chan chunk, queueDepth)
+	upQ, downQ := newQueue(), newQueue()
 	down := &reader{c: c, from: server, sn: &sniffer{}}
 	var wg sync.WaitGroup
 	wg.Go(func() { newWriter(c, Up, server, upQ).run() })
@@ -147,6 +226,7 @@ type reader struct {
 	sn       *sniffer
 	deadline bool    // a read deadline is set on from
 	scratch  []chunk // step's result, reused: its caller is done with it before the next step
+	big      *[]byte // the buffer to read into, kept while reads are short
 }
 
 // first reads until the first request head is whole, the traffic is known
@@ -172,9 +252,14 @@ func (r *reader) first(wait time.Duration) ([]chunk, bool, error) {
 }
 
 // run forwards what first returned, then reads until end of stream or error.
-func (r *reader) run(q chan<- chunk, first []chunk, eof bool) {
+func (r *reader) run(q *queue, first []chunk, eof bool) {
+	defer func() {
+		if r.big != nil {
+			bigPool.Put(r.big)
+		}
+	}()
 	for _, ch := range first {
-		if !r.c.enqueue(q, ch) {
+		if !q.put(ch, r.c.done) {
 			return
 		}
 	}
@@ -188,17 +273,17 @@ func (r *reader) run(q chan<- chunk, first []chunk, eof bool) {
 			chunks = append(chunks, r.giveUp()...)
 		}
 		for _, ch := range chunks {
-			if !r.c.enqueue(q, ch) {
+			if !q.put(ch, r.c.done) {
 				return
 			}
 		}
 		if err != nil {
-			r.c.close(true) // the sender reset, or the connection was closed
+			r.c.close(broken) // the sender reset, or the connection was closed
 			return
 		}
 		eof = e
 	}
-	r.c.enqueue(q, chunk{eof: true})
+	q.put(chunk{eof: true, at: time.Now()}, r.c.done)
 }
 
 // step does one read. until, if not zero, is a deadline for it (timedOut).
@@ -210,18 +295,22 @@ func (r *reader) step(until time.Time) (out []chunk, eof, timedOut bool, err err
 		r.from.SetReadDeadline(time.Time{})
 		r.deadline = false
 	}
-	bp := bufPool.Get().(*[]byte)
-	n, err := r.from.Read(*bp)
+	if r.big == nil {
+		r.big = bigPool.Get().(*[]byte)
+	}
+	n, err := r.from.Read(*r.big)
 	now := time.Now()
 	out = r.scratch[:0]
 	switch {
-	case n > 0 && r.sn.active:
-		out = r.wrap(out, r.sn.feed((*bp)[:n], now), now)
-		bufPool.Put(bp)
-	case n > 0:
-		out = append(out, chunk{data: (*bp)[:n], buf: bp, at: now})
+	case n == 0:
+	case r.sn.active:
+		out = r.wrap(out, r.sn.feed((*r.big)[:n], now), now)
+	case n <= smallSize:
+		sb := smallPool.Get().(*[]byte)
+		out = append(out, chunk{data: (*sb)[:copy(*sb, (*r.big)[:n])], buf: sb, at: now})
 	default:
-		bufPool.Put(bp)
+		out = append(out, chunk{data: (*r.big)[:n], buf: r.big, at: now})
+		r.big = nil
 	}
 	r.scratch = out
 	switch {
@@ -257,28 +346,19 @@ func (r *reader) wrap(out []chunk, bs [][]byte, now time.Time) []chunk {
 	return out
 }
 
-func (c *conn) enqueue(q chan<- chunk, ch chunk) bool {
-	select {
-	case q <- ch:
-		return true
-	case <-c.done:
-		return false
-	}
-}
-
 // writer applies the rules to one direction's chunks and writes them out.
 type writer struct {
 	c       *conn
 	dir     Direction
 	to      net.Conn
-	q       <-chan chunk
+	q       *queue
 	rng     *rand.Rand
 	timer   *time.Timer
 	lastDue time.Time // when the previous chunk was due (keeps order under jitter)
 	bwNext  time.Time // when the bandwidth limit lets the next piece go
 }
 
-func newWriter(c *conn, dir Direction, to net.Conn, q <-chan chunk) *writer {
+func newWriter(c *conn, dir Direction, to net.Conn, q *queue) *writer {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &writer{
@@ -292,8 +372,13 @@ func (w *writer) run() {
 	for {
 		var ch chunk
 		select {
-		case ch = <-w.q:
+		case ch = <-w.q.ch:
 		case <-w.c.done:
+			return
+		}
+		ok := w.deliver(ch)
+		w.q.release(ch)
+		if !ok {
 			return
 		}
 		if ch.eof {
@@ -301,70 +386,42 @@ func (w *writer) run() {
 				cw.CloseWrite()
 			}
 			if w.c.open.Add(-1) == 0 {
-				w.c.close(false)
+				w.c.close(finished)
 			}
-			return
-		}
-		ok := w.deliver(ch)
-		if ch.buf != nil {
-			bufPool.Put(ch.buf)
-		}
-		if !ok {
 			return
 		}
 	}
 }
 
-// deliver forwards one chunk under the rules in force, consulted again
-// before every piece; false means the connection is gone.
+// deliver forwards one chunk (or lets an end of stream go) under the rules
+// in force, consulted again before every write; false means the connection
+// is gone.
 func (w *writer) deliver(ch chunk) bool {
-	c, data, fresh := w.c, ch.data, true
-	for len(data) > 0 {
-		rs := c.p.rules.Load()
-		src := c.source()
-		r := rs.lookup(src, w.dir)
-		switch {
-		case r.Refuse || rs.refuses(src): // a Refuse on either direction
-			c.refuse()
-			return false
-		case r.Block:
-			w.c.held[w.dir].Store(true)
-			select {
-			case <-rs.changed:
-				continue
-			case <-c.done:
-				return false
-			}
-		case w.c.held[w.dir].Load():
-			// The block was lifted: what the peers think of this connection
-			// is stale, so reset it rather than deliver late bytes.
-			if c.close(true) {
-				c.p.countReset()
-			}
+	r, ok := w.admit()
+	if !ok {
+		return false
+	}
+	if r.ResetProbability > 0 && w.rng.Float64() < r.ResetProbability {
+		w.c.close(faulted)
+		return false
+	}
+	if r.Latency > 0 || r.Jitter > 0 {
+		d := r.Latency
+		if r.Jitter > 0 {
+			d += time.Duration(w.rng.Int64N(int64(r.Jitter)))
+		}
+		due := ch.at.Add(d)
+		if due.Before(w.lastDue) {
+			due = w.lastDue
+		}
+		w.lastDue = due
+		if !w.sleepUntil(due) {
 			return false
 		}
-		if fresh {
-			fresh = false
-			if r.ResetProbability > 0 && w.rng.Float64() < r.ResetProbability {
-				if c.close(true) {
-					c.p.countReset()
-				}
-				return false
-			}
-			if r.Latency > 0 || r.Jitter > 0 {
-				d := r.Latency
-				if r.Jitter > 0 {
-					d += time.Duration(w.rng.Int64N(int64(r.Jitter)))
-				}
-				due := ch.at.Add(d)
-				if due.Before(w.lastDue) {
-					due = w.lastDue
-				}
-				w.lastDue = due
-				if !w.sleepUntil(due) {
-					return false
-				}
-			}
+	}
+	for data := ch.data; len(data) > 0; {
+		if r, ok = w.admit(); !ok {
+			return false
 		}
 		piece := data
 		if r.BytesPerSecond > 0 {
@@ -378,14 +435,45 @@ func (w *writer) deliver(ch chunk) bool {
 			w.bwNext = w.bwNext.Add(time.Duration(len(piece)) * time.Second / time.Duration(r.BytesPerSecond))
 		}
 		n, err := w.to.Write(piece)
-		c.bytes[w.dir].Add(int64(n))
+		w.c.bytes[w.dir].Add(int64(n))
 		if err != nil {
-			c.close(true) // the receiver is gone: pass the reset on
+			w.c.close(broken) // the receiver is gone: pass the reset on
 			return false
 		}
 		data = data[n:]
 	}
 	return true
+}
+
+// admit waits while this direction is blocked and returns the rule in force
+// once it may send; false means the connection is gone (or was closed here
+// because it is refused, or its block was lifted).
+func (w *writer) admit() (Rule, bool) {
+	c := w.c
+	for {
+		rs := c.p.rules.Load()
+		src := c.source()
+		r := rs.lookup(src, w.dir)
+		switch {
+		case r.Refuse || rs.refuses(src): // a Refuse on either direction
+			c.close(refused)
+			return r, false
+		case r.Block:
+			c.held[w.dir].Store(true)
+			select {
+			case <-rs.changed:
+				continue
+			case <-c.done:
+				return r, false
+			}
+		case c.held[w.dir].Load():
+			// The block was lifted: what the peers think of this connection
+			// is stale, so reset it rather than deliver late bytes.
+			c.close(faulted)
+			return r, false
+		}
+		return r, true
+	}
 }
 
 func (w *writer) sleepUntil(t time.Time) bool {

@@ -8,10 +8,14 @@
 // the target go Up; bytes flowing back go Down. A rule is set per source and
 // direction and applies at once to live connections.
 //
-// A connection A opened to B's peer listener carries A→B raft messages Up
-// (pipeline POSTs) and B→A messages Down (B's stream writer answers A's stream
-// GET). Cutting A→B entirely therefore takes two rules: at B's proxy, source A,
-// Up; at A's proxy, source B, Down.
+// On etcd's peer links almost everything flows Down. Member A reads B's
+// messages on streams it opens to B (GET /raft/stream/{msgapp,message}/A;
+// B writes the messages into the response), so at B's proxy the source A's
+// Down carries B→A messages, and its Up only the stream request heads and
+// the pipeline POSTs (/raft, /raft/snapshot) A sends when its streams are
+// down. Cutting A→B entirely therefore takes two rules: at B's proxy, source
+// A, Up (pipeline); at A's proxy, source B, Down (streams). A latency on Up
+// alone barely slows raft.
 package proxy
 
 import (
@@ -95,6 +99,9 @@ type Options struct {
 	// not HTTP/1.x (the HTTP/2 preface of gRPC) is not parsed; its source is
 	// "". Nil: every source is "" and nothing is parsed.
 	// Identify is called from the proxy's goroutines, and Close waits for it.
+	// Identify sees only HTTP/1.x heads: a source named by X-PeerURLs must be
+	// known before the connection comes (etcd peers send it on every raft
+	// request, never on GET /version, /members or /raft/probing).
 	Identify func(h http.Header) string
 	// IdentifyWait bounds how long a request head may take to arrive whole
 	// before the proxy gives up parsing and forwards what it has (default 1s).
@@ -115,9 +122,9 @@ type Stats struct {
 	Live     int // connections open now
 	Refused  int // connections closed because a Refuse rule covered them
 	Reset    int // connections reset by ResetProbability, ResetAll or a lifted Block
-	// Bytes is the traffic forwarded per source; a connection's bytes count
+	// Traffic is the bytes forwarded per source; a connection's bytes count
 	// under the source it is known by when Stats is taken (or when it closed).
-	Bytes map[string]Traffic
+	Traffic map[string]Traffic
 }
 
 // Proxy forwards connections from its listener to one target.
@@ -128,14 +135,17 @@ type Proxy struct {
 	ctx    context.Context // cancelled by Close: ends dials in progress
 	cancel context.CancelFunc
 
-	rules atomic.Pointer[ruleSet]
+	rules   atomic.Pointer[ruleSet]
+	refused atomic.Int64 // Stats.Refused
+	reset   atomic.Int64 // Stats.Reset
 
-	mu     sync.Mutex // guards the fields below and serialises rule changes
-	closed bool
-	conns  map[*conn]struct{}
-	nextID uint64
-	stats  Stats
-	wg     sync.WaitGroup // every goroutine the proxy started
+	mu       sync.Mutex // guards the fields below and serialises rule changes
+	closed   bool
+	conns    map[*conn]struct{}
+	nextID   uint64
+	accepted int
+	traffic  map[string]Traffic // of the connections that have ended
+	wg       sync.WaitGroup     // every goroutine the proxy started
 }
 
 // Start listens on listen (e.g. "127.0.0.1:0") and forwards every connection
@@ -151,8 +161,7 @@ func Start(listen, target string, opts Options) (*Proxy, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
 		ln: ln, target: target, opts: opts, ctx: ctx, cancel: cancel,
-		conns: map[*conn]struct{}{},
-		stats: Stats{Bytes: map[string]Traffic{}},
+		conns: map[*conn]struct{}{}, traffic: map[string]Traffic{},
 	}
 	p.rules.Store(newRuleSet(nil))
 	p.wg.Add(1)
@@ -197,14 +206,10 @@ func (p *Proxy) swapRules(m map[ruleKey]Rule) {
 		src := c.source()
 		switch {
 		case rs.refuses(src):
-			if c.close(true) {
-				p.stats.Refused++
-			}
+			c.close(refused)
 		case c.held[Up].Load() && !rs.lookup(src, Up).Block,
 			c.held[Down].Load() && !rs.lookup(src, Down).Block:
-			if c.close(true) {
-				p.stats.Reset++
-			}
+			c.close(faulted)
 		}
 	}
 }
@@ -214,9 +219,7 @@ func (p *Proxy) ResetAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c := range p.conns {
-		if c.close(true) {
-			p.stats.Reset++
-		}
+		c.close(faulted)
 	}
 }
 
@@ -224,14 +227,16 @@ func (p *Proxy) ResetAll() {
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.stats
-	s.Live = len(p.conns)
-	s.Bytes = make(map[string]Traffic, len(p.stats.Bytes))
-	for k, v := range p.stats.Bytes {
-		s.Bytes[k] = v
+	s := Stats{
+		Accepted: p.accepted, Live: len(p.conns),
+		Refused: int(p.refused.Load()), Reset: int(p.reset.Load()),
+		Traffic: make(map[string]Traffic, len(p.traffic)),
+	}
+	for k, v := range p.traffic {
+		s.Traffic[k] = v
 	}
 	for c := range p.conns {
-		addTraffic(s.Bytes, c)
+		addTraffic(s.Traffic, c)
 	}
 	return s
 }
@@ -244,7 +249,10 @@ func addTraffic(m map[string]Traffic, c *conn) {
 }
 
 // Close stops listening, closes every connection and returns once every
-// goroutine of the proxy has ended. Calling it again does nothing more.
+// goroutine of the proxy has ended, calls to Identify included: the caller
+// must not hold anything Identify waits for. Calling it again does nothing
+// more. (Set, Clear, ResetAll and Stats never wait for the proxy's
+// goroutines.)
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	var err error
@@ -253,7 +261,7 @@ func (p *Proxy) Close() error {
 		err = p.ln.Close()
 		p.cancel()
 		for c := range p.conns {
-			c.close(false)
+			c.close(finished)
 		}
 	}
 	p.mu.Unlock()
@@ -286,7 +294,7 @@ func (p *Proxy) accept() {
 		p.nextID++
 		c := newConn(p, p.nextID, nc)
 		p.conns[c] = struct{}{}
-		p.stats.Accepted++
+		p.accepted++
 		p.wg.Add(1)
 		p.mu.Unlock()
 		go p.serve(c)
@@ -298,19 +306,7 @@ func (p *Proxy) forget(c *conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.conns, c)
-	addTraffic(p.stats.Bytes, c)
-}
-
-func (p *Proxy) countRefused() {
-	p.mu.Lock()
-	p.stats.Refused++
-	p.mu.Unlock()
-}
-
-func (p *Proxy) countReset() {
-	p.mu.Lock()
-	p.stats.Reset++
-	p.mu.Unlock()
+	addTraffic(p.traffic, c)
 }
 
 type ruleKey struct {

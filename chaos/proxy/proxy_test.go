@@ -62,7 +62,7 @@ func TestForwardsBothWaysIntact(t *testing.T) {
 	g.Eventually(func() int { return p.Stats().Live }).Should(BeZero(), "every connection closed after both half-closes")
 	st := p.Stats()
 	g.Expect(st.Accepted).To(Equal(conns))
-	g.Expect(st.Bytes[""]).To(Equal(Traffic{Up: conns * size, Down: conns * size}))
+	g.Expect(st.Traffic[""]).To(Equal(Traffic{Up: conns * size, Down: conns * size}))
 }
 
 // HTTP/1.1 requests arrive with their headers and bodies intact; Identify
@@ -142,8 +142,8 @@ func TestHTTPIntactAndIdentified(t *testing.T) {
 	mu.Unlock()
 	st := p.Stats()
 	g.Expect(st.Accepted).To(Equal(1))
-	g.Expect(st.Bytes).To(HaveKey("8e9e05c52164694d"))
-	g.Expect(st.Bytes).NotTo(HaveKey("someone-else"), "the first named request decides")
+	g.Expect(st.Traffic).To(HaveKey("8e9e05c52164694d"))
+	g.Expect(st.Traffic).NotTo(HaveKey("someone-else"), "the first named request decides")
 }
 
 // The HTTP/2 preface (gRPC on the client port) passes unparsed and at once.
@@ -162,7 +162,7 @@ func TestHTTP2PrefacePassesUnparsed(t *testing.T) {
 	send(t, c, c, msg)
 	g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second), "not held for IdentifyWait")
 	g.Expect(asked.Load()).To(BeZero())
-	g.Expect(p.Stats().Bytes).To(HaveKey(""))
+	g.Expect(p.Stats().Traffic).To(HaveKey(""))
 }
 
 // A head that does not arrive whole is identified from what came, after
@@ -172,9 +172,9 @@ func TestPartialHeadAfterWait(t *testing.T) {
 	g := NewWithT(t)
 	s := newServer(t, nil)
 	p := startProxy(t, s.addr(), Options{Identify: fromHeader, IdentifyWait: 200 * time.Millisecond})
+	start := time.Now() // the proxy waits from when it accepted
 	c := dial(t, p.Addr())
 	part := "POST /raft HTTP/1.1\r\nX-Server-From: a\r\nContent-Len"
-	start := time.Now()
 	io.WriteString(c, part)
 	srv := s.accept(t)
 	got := make([]byte, len(part))
@@ -183,7 +183,7 @@ func TestPartialHeadAfterWait(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(got)).To(Equal(part))
 	g.Expect(time.Since(start)).To(BeNumerically(">=", 200*time.Millisecond))
-	g.Expect(p.Stats().Bytes).To(HaveKey("a"))
+	g.Expect(p.Stats().Traffic).To(HaveKey("a"))
 	send(t, c, srv, "ength: 0\r\n\r\n")
 }
 
@@ -262,6 +262,29 @@ func TestBlock(t *testing.T) {
 	}
 }
 
+// An end of stream is held by a Block like data, and delayed by latency.
+func TestEndOfStreamFollowsRules(t *testing.T) {
+	noLeaks(t)
+	g := NewWithT(t)
+	s := newServer(t, nil)
+	p := startProxy(t, s.addr(), Options{Identify: fromHeader})
+	a, sa := peerPair(t, p, s, "a")
+	p.Set("a", Up, Rule{Block: true})
+	a.(*net.TCPConn).CloseWrite()
+	silent(t, sa, 300*time.Millisecond)
+	send(t, sa, a, "down still flows after the half-close")
+
+	b, sb := peerPair(t, p, s, "b")
+	const lat = 200 * time.Millisecond
+	p.Set("b", Up, Rule{Latency: lat})
+	start := time.Now()
+	b.(*net.TCPConn).CloseWrite()
+	sb.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := sb.Read(make([]byte, 1))
+	g.Expect(err).To(MatchError(io.EOF))
+	g.Expect(time.Since(start)).To(BeNumerically(">=", lat))
+}
+
 // A block lifted by Set (not Clear) resets too; a stricter "*" rule still
 // applies to a source with a rule of its own.
 func TestRulesMergeAndLift(t *testing.T) {
@@ -305,6 +328,53 @@ func TestLatencyAndJitter(t *testing.T) {
 	g.Expect(string(got)).To(Equal(want.String()), "order kept under jitter")
 }
 
+// Many small messages in flight at once each get the latency, not more:
+// the proxy reads them as they come and stamps each with its arrival.
+func TestLatencyPerMessage(t *testing.T) {
+	noLeaks(t)
+	g := NewWithT(t)
+	s := newServer(t, nil)
+	p := startProxy(t, s.addr(), Options{})
+	c := dial(t, p.Addr())
+	srv := s.accept(t)
+	const lat, msgs = 500 * time.Millisecond, 200
+	p.Set("*", Up, Rule{Latency: lat})
+	var mu sync.Mutex // the race detector does not see TCP as synchronisation
+	sent := make([]time.Time, msgs)
+	go func() {
+		for i := range msgs {
+			mu.Lock()
+			sent[i] = time.Now()
+			mu.Unlock()
+			c.Write([]byte{byte(i)})
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var worst time.Duration
+	buf := make([]byte, msgs)
+	srv.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for got := 0; got < msgs; {
+		n, err := srv.Read(buf[got:])
+		g.Expect(err).NotTo(HaveOccurred())
+		now := time.Now()
+		delays := make([]time.Duration, n)
+		mu.Lock()
+		for i := range delays {
+			delays[i] = now.Sub(sent[got+i])
+		}
+		mu.Unlock()
+		for i, d := range delays {
+			g.Expect(buf[got+i]).To(Equal(byte(got + i)))
+			g.Expect(d).To(BeNumerically(">=", lat), "message %d", got+i)
+			worst = max(worst, d)
+		}
+		got += n
+	}
+	// Reading 8 chunks ahead only, the first burst waited up to twice the latency.
+	g.Expect(worst).To(BeNumerically("<", lat*3/2), "slowest message")
+	t.Logf("slowest of %d messages: %v (latency %v)", msgs, worst, lat)
+}
+
 // ResetProbability 1 resets at the first chunk, both sides.
 func TestResetProbability(t *testing.T) {
 	noLeaks(t)
@@ -326,8 +396,10 @@ func TestResetAll(t *testing.T) {
 	g := NewWithT(t)
 	s := newServer(t, nil)
 	p := startProxy(t, s.addr(), Options{})
-	c1, c2 := dial(t, p.Addr()), dial(t, p.Addr())
-	s1, s2 := s.accept(t), s.accept(t)
+	c1 := dial(t, p.Addr())
+	s1 := s.accept(t) // one at a time: the proxy may reach the server in any order
+	c2 := dial(t, p.Addr())
+	s2 := s.accept(t)
 	send(t, c1, s1, "x")
 	send(t, c2, s2, "y")
 	p.ResetAll()
