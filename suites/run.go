@@ -102,6 +102,12 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		if p, ok := fx.(chaos.Processes); ok {
 			env.Processes = p
 		}
+		if fp, ok := fx.(chaos.Failpoints); ok {
+			env.Failpoints = fp
+		}
+		if m, ok := fx.(chaos.Membership); ok {
+			env.Membership = m
+		}
 		// chaos's own client, for the requests a fault sends (compactions);
 		// on the last member, away from the control client on the first.
 		cc, err := wl.NewClient(ctx, len(endpoints)-1)

@@ -29,6 +29,7 @@ type runFlags struct {
 	target, fixture, etcdVersion, etcdBinary, endpoints, out, faults, sabotage string
 	scheduleFile, net                                                          string
 	members                                                                    int
+	failpoints                                                                 bool
 	seed                                                                       int64
 	startTimeout, linTimeout, faultInterval                                    time.Duration
 	workload                                                                   suites.WorkloadConfig
@@ -43,6 +44,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.IntVar(&f.members, "members", 3, "cluster size for the process fixture: 1, 3 or 5")
 	fs.StringVar(&f.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version to build from the Go module proxy (e.g. v3.5.17, v3.6.16, v3.7.3, v3.4.25)")
 	fs.StringVar(&f.etcdBinary, "etcd-binary", "", "use this etcd binary instead of building one")
+	fs.BoolVar(&f.failpoints, "failpoints", false, "run a gofail build of etcd (vigil build etcd VERSION --failpoints) whose failpoints the failpoint:* faults arm; implied by those faults")
 	fs.StringVar(&f.endpoints, "endpoints", "", "comma-separated client endpoints of a running cluster (implies --fixture external)")
 	fs.DurationVar(&f.workload.Duration, "duration", f.workload.Duration, "how long the workload runs")
 	fs.IntVar(&f.workload.Clients, "clients", f.workload.Clients, "concurrent KV clients")
@@ -128,6 +130,13 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		if len(f.schedule.Steps) == 0 {
 			return nil, nil, usageError("--duration %s leaves no room for a fault every %s; lengthen the run or shorten --fault-interval", f.workload.Duration, f.faultInterval)
 		}
+	}
+	if f.schedule.NeedsFailpoints() && !f.failpoints {
+		f.failpoints = true
+		set["failpoints"] = "true"
+	}
+	if f.failpoints && f.fixture != "process" {
+		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process fixture")
 	}
 	return f, set, nil
 }
@@ -231,7 +240,7 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 	if f.fixture == "external" {
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
 	}
-	bin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Progress: os.Stderr})
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Failpoints: f.failpoints, Progress: os.Stderr})
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +250,7 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 			ver = "v" + strings.TrimPrefix(v, "v")
 		}
 	}
-	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver}
+	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver, Failpoints: f.failpoints}
 	if net != nil {
 		cfg.Network = net
 	}

@@ -1,0 +1,105 @@
+// Package sabotage wraps any etcd-API targets.Client and injects one named
+// semantic bug into what vigil's clients see: a dropped, repeated or
+// reordered watch event, a stale read, a lost write and so on. Each mode
+// names the check that must catch it, which makes the checks testable
+// against a real cluster: run with a mode, expect that check to fail and
+// to point at the sabotaged record.
+//
+// A Saboteur is shared by every client of one run. It picks the moment of
+// the injection from the run's seed, injects once, and records what it did
+// as a history.Fault named "sabotage:<mode>" whose Details give the client,
+// key and revision concerned.
+package sabotage
+
+import (
+	"sort"
+	"strings"
+)
+
+// Mode is one semantic bug the Saboteur can inject.
+type Mode struct {
+	// Name is what --sabotage takes.
+	Name string
+	// Check is the check (SEMANTICS.md's name) that must fail when it is injected.
+	Check string
+	// Description says what the injection does, for people.
+	Description string
+
+	// arm is the part of the run, as fractions of its duration, in which
+	// the moment the saboteur arms is drawn; maxSkip is how many eligible
+	// opportunities after arming it may let pass (drawn in [0, maxSkip]).
+	// Modes with few opportunities arm early and skip none.
+	arm     [2]float64
+	maxSkip int
+}
+
+var (
+	common = [2]float64{0.2, 0.6}
+	early  = [2]float64{0.1, 0.3}
+	first  = [2]float64{0, 0}
+)
+
+var modes = []Mode{
+	{Name: "drop-event", Check: "watch/reliable", arm: common, maxSkip: 2,
+		Description: "drops one event from a watch response mid-stream (never the watch's first or last event)"},
+	{Name: "duplicate-event", Check: "watch/unique", arm: common, maxSkip: 2,
+		Description: "delivers one watch event twice, the copy right after the original"},
+	{Name: "reorder-events", Check: "watch/ordered", arm: common, maxSkip: 2,
+		Description: "holds one watch response back and delivers it after the next one"},
+	{Name: "split-revision", Check: "watch/atomic", arm: common, maxSkip: 2,
+		Description: "delivers the events of one multi-key txn revision in two watch responses"},
+	{Name: "stale-read", Check: "kv/linearizable", arm: common, maxSkip: 2,
+		Description: "answers a linearizable get with an older response for the same key, after a newer write to it was acknowledged"},
+	{Name: "future-progress", Check: "watch/bookmarkable", arm: common, maxSkip: 2,
+		Description: "sends a progress notification at the revision of events not yet delivered, then delivers them"},
+	{Name: "wrong-prev-kv", Check: "watch/prev-kv", arm: common, maxSkip: 2,
+		Description: "alters the prev_kv of one event on a prev_kv watch (an older value of the key, or one never written)"},
+	{Name: "fake-create", Check: "watch/is-create", arm: common, maxSkip: 2,
+		Description: "marks a put on an existing key as a create (version 1, create revision = mod revision)"},
+	{Name: "resume-late", Check: "watch/resumable", arm: early, maxSkip: 1,
+		Description: "a watch started at an explicit revision silently skips the first revision it would deliver"},
+	{Name: "compaction-silent", Check: "watch/resumable", arm: first, maxSkip: 0,
+		Description: "a watch the server cancels as compacted is silently restarted at the compact revision on the same stream"},
+	{Name: "lost-write", Check: "kv/linearizable", arm: common, maxSkip: 2,
+		Description: "acknowledges one put without sending it, with the header of the client's previous answer"},
+	{Name: "ghost-value", Check: "kv/linearizable", arm: common, maxSkip: 2,
+		Description: "a linearizable get returns a value nobody wrote (\"ghost.<n>\"), other fields kept"},
+	{Name: "out-of-filter", Check: "watch/filter", arm: common, maxSkip: 2,
+		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
+			"filtered watch, else a key outside the watched range"},
+}
+
+// Modes returns every mode, sorted by name.
+func Modes() []Mode {
+	out := append([]Mode(nil), modes...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns the mode names, sorted.
+func Names() []string {
+	var out []string
+	for _, m := range Modes() {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// Lookup returns the mode with the given name.
+func Lookup(name string) (Mode, bool) {
+	for _, m := range modes {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mode{}, false
+}
+
+// FaultName is the name of the fault record a mode's injection writes.
+func FaultName(mode string) string { return FaultPrefix + mode }
+
+// FaultPrefix starts the name of every sabotage fault record.
+const FaultPrefix = "sabotage:"
+
+// IsSabotage reports whether a fault record was written by a Saboteur.
+func IsSabotage(faultName string) bool { return strings.HasPrefix(faultName, FaultPrefix) }
