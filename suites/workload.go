@@ -179,9 +179,14 @@ func (w *Workload) Run(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	control := clients[w.cfg.Clients]
-	// The head revision anchors the first watchers' start revisions.
+	// The head revision anchors the first watchers' start revisions; the
+	// compact revision before the run (HashKV says it) tells the checkers
+	// what was compacted before vigil came (a reused or external cluster).
 	if resp, err := control.Do(ctx, history.Request{Kind: history.OpRange, Key: w.key(0)}); err == nil {
 		w.Stats.sawRevision(resp.Revision)
+	}
+	if resp, err := control.Do(ctx, history.Request{Kind: history.OpHashKV}); err == nil {
+		w.Stats.CompactRevision.Store(resp.CompactRevision)
 	}
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
