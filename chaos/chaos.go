@@ -8,6 +8,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,16 +33,46 @@ type Env struct {
 	Processes Processes
 	// Links is nil when vigil does not sit on the cluster's links.
 	Links Links
+	// Failpoints is nil when the fixture offers no failpoints.
+	Failpoints Failpoints
+	// Membership is nil when the fixture cannot change the membership.
+	Membership Membership
 	// Do sends a request as chaos's own client, recorded in the history.
 	Do  func(ctx context.Context, req history.Request) (*history.Response, error)
 	Rec *history.Recorder
 }
 
+// Failpoints is what a fixture offers when its members run a gofail build
+// of etcd (vigil run --failpoints).
+type Failpoints interface {
+	// FailpointNames lists the build's failpoints; empty when the members
+	// run without failpoints.
+	FailpointNames() []string
+	// FailpointAddr is host:port of the member's gofail HTTP endpoint.
+	FailpointAddr(member string) string
+	// Exited is closed once the member's current process has exited.
+	Exited(member string) <-chan struct{}
+}
+
+// Membership is what a fixture offers when it can take a member out of
+// the cluster and bring it back as a new member.
+type Membership interface {
+	// RemoveMember removes the member from the membership, stops it and
+	// wipes its data.
+	RemoveMember(ctx context.Context, name string) error
+	// AddMember adds it back as a new member on an empty data dir and
+	// returns once it serves.
+	AddMember(ctx context.Context, name string) error
+}
+
 // Needs says what an injector requires to run.
 type Needs struct {
-	Members   int  // at least this many members
-	Processes bool // a fixture that owns the member processes
-	Links     bool // vigil's network on the links (proxies)
+	Members    int    // at least this many members
+	Processes  bool   // a fixture that owns the member processes
+	Links      bool   // vigil's network on the links (proxies)
+	Failpoints bool   // members running a gofail build
+	Failpoint  string // this failpoint in that build (implies Failpoints)
+	Membership bool   // a fixture that can remove and add members
 }
 
 func (n Needs) String() string {
@@ -51,6 +82,14 @@ func (n Needs) String() string {
 	}
 	if n.Links {
 		parts = append(parts, "vigil's network on the links")
+	}
+	if n.Failpoint != "" {
+		parts = append(parts, "failpoint build with "+n.Failpoint)
+	} else if n.Failpoints {
+		parts = append(parts, "failpoint build")
+	}
+	if n.Membership {
+		parts = append(parts, "membership changes")
 	}
 	if n.Members > 1 {
 		parts = append(parts, fmt.Sprintf("members >= %d", n.Members))
@@ -68,6 +107,21 @@ func (n Needs) Unmet(env *Env) error {
 	}
 	if n.Links && env.Links == nil {
 		return fmt.Errorf("needs vigil's network on the cluster's links (the process fixture sets it up when a network fault is asked for)")
+	}
+	if n.Failpoints || n.Failpoint != "" {
+		var names []string
+		if env.Failpoints != nil {
+			names = env.Failpoints.FailpointNames()
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("needs a failpoint build: vigil run --failpoints")
+		}
+		if n.Failpoint != "" && !slices.Contains(names, n.Failpoint) {
+			return fmt.Errorf("needs failpoint %s, which this etcd build does not have", n.Failpoint)
+		}
+	}
+	if n.Membership && env.Membership == nil {
+		return fmt.Errorf("needs a fixture that can remove and add members (the process fixture)")
 	}
 	if m := len(env.Fixture.Members()); m < n.Members {
 		return fmt.Errorf("needs at least %d members, the cluster has %d", n.Members, m)

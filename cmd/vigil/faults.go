@@ -1,25 +1,90 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 )
 
 // cmdFaults lists every fault injector, one per line, name first: what it
-// needs and whether this machine can run it with the process fixture.
+// needs and whether this machine can run it with the process fixture. The
+// failpoint faults depend on the etcd build: their HERE column reads the
+// failpoint list of the cached failpoint build of --etcd-version.
 func cmdFaults(args []string) error {
-	if len(args) > 0 {
-		return usageError("vigil faults takes no arguments")
+	fs := flag.NewFlagSet("vigil faults", flag.ContinueOnError)
+	version := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version whose failpoint build the failpoint faults would run against")
+	binary := fs.String("etcd-binary", "", "a failpoint build of your own (its failpoints.txt beside it), instead of --etcd-version's")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil
+		}
+		return usageError("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageError("vigil faults takes no arguments, only flags")
+	}
+	fp, err := failpointsHere(*version, *binary)
+	if err != nil {
+		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT\tNEEDS\tHERE\tWHAT")
 	for _, inj := range chaos.All() {
-		// Every injector so far acts on local processes or through the
-		// client, which the process fixture always offers.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inj.Name(), inj.Needs(), "yes", inj.Describe())
+		// Every other injector acts on local processes, through the client
+		// or through vigil's proxies, which the process fixture always offers.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inj.Name(), inj.Needs(), fp.here(inj.Needs()), inj.Describe())
 	}
 	return tw.Flush()
+}
+
+// failpointBuild is what vigil knows here of the failpoint build the
+// failpoint faults would use.
+type failpointBuild struct {
+	names   []string // nil: no build
+	missing string   // why there is none, as the HERE column says it
+	of      string   // "etcd v3.6.16"
+}
+
+func failpointsHere(version, binary string) (failpointBuild, error) {
+	if binary != "" {
+		names, err := binaries.Failpoints(binary)
+		if err != nil {
+			return failpointBuild{missing: "no: " + binary + " has no " + binaries.FailpointsFile + " beside it"}, nil
+		}
+		return failpointBuild{names: names, of: binary}, nil
+	}
+	path, ok, err := binaries.Cached(binaries.Options{Version: version, Failpoints: true})
+	if err != nil {
+		return failpointBuild{}, usageError("--etcd-version: %v", err)
+	}
+	if !ok {
+		return failpointBuild{missing: fmt.Sprintf("no: needs `vigil build etcd %s --failpoints` first", version)}, nil
+	}
+	names, err := binaries.Failpoints(path)
+	if errors.Is(err, os.ErrNotExist) || len(names) == 0 {
+		return failpointBuild{missing: fmt.Sprintf("no: the build of etcd %s lists no failpoints; rebuild it", version)}, nil
+	}
+	if err != nil {
+		return failpointBuild{}, err
+	}
+	return failpointBuild{names: names, of: "etcd " + version}, nil
+}
+
+// here is the HERE column for an injector with these needs.
+func (b failpointBuild) here(n chaos.Needs) string {
+	switch {
+	case !n.Failpoints && n.Failpoint == "":
+		return "yes"
+	case b.names == nil:
+		return b.missing
+	case n.Failpoint != "" && !slices.Contains(b.names, n.Failpoint):
+		return fmt.Sprintf("no: %s has no failpoint %s", b.of, n.Failpoint)
+	}
+	return "yes, with --failpoints"
 }
