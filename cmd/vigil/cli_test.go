@@ -278,7 +278,8 @@ func TestCleanupKillsSurvivors(t *testing.T) {
 	member := filepath.Join(out, "members", "m0")
 	os.MkdirAll(filepath.Join(member, "data"), 0o755)
 	// A process whose command line names the member's data dir, like etcd's.
-	sleeper := exec.Command("sleep", "300", filepath.Join(member, "data"))
+	// (sh stays as the process that names it; "; :" keeps it from exec'ing sleep.)
+	sleeper := exec.Command("sh", "-c", "sleep 300; :", filepath.Join(member, "data"))
 	sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := sleeper.Start(); err != nil {
 		t.Skip("no sleep binary:", err)
