@@ -27,6 +27,9 @@ type genConfig struct {
 type simStore struct {
 	rev, compact int64
 	kvs          map[string]history.KV
+	// past holds every version of every key, oldest first; a deleted key's
+	// version has CreateRevision 0 and ModRevision the deletion's.
+	past map[string][]history.KV
 }
 
 type pending struct {
@@ -53,7 +56,7 @@ func (q *byLin) Pop() interface{} {
 func generate(cfg genConfig) *history.History {
 	rnd := rand.New(rand.NewSource(cfg.seed))
 	h := history.New(history.Meta{Prefix: testPrefix, Seed: cfg.seed})
-	st := &simStore{rev: 1000, compact: 500, kvs: map[string]history.KV{}}
+	st := &simStore{rev: 1000, compact: 500, kvs: map[string]history.KV{}, past: map[string][]history.KV{}}
 	seenMod := make([]map[string]int64, cfg.clients)
 	seenRev := make([]int64, cfg.clients)
 	var q byLin
@@ -128,20 +131,40 @@ func generate(cfg genConfig) *history.History {
 }
 
 func genRequest(rnd *rand.Rand, cfg genConfig, seenMod map[string]int64, seenRev int64, id int64) history.Request {
-	key := k(fmt.Sprintf("k%d", rnd.Intn(cfg.keys)))
+	keyN := rnd.Intn(cfg.keys)
+	key := k(fmt.Sprintf("k%d", keyN))
 	val := fmt.Sprintf("v%d", id)
 	switch n := rnd.Intn(100); {
-	case n < 35:
-		return history.Request{Kind: history.OpPut, Key: key, Value: val}
-	case n < 60:
+	case n < 28:
+		return history.Request{Kind: history.OpPut, Key: key, Value: val, PrevKV: rnd.Intn(4) == 0}
+	case n < 48:
 		return history.Request{Kind: history.OpRange, Key: key}
-	case n < 70:
-		return history.Request{Kind: history.OpRange, Key: testPrefix, End: "/p0", Limit: int64(1 + rnd.Intn(4))}
-	case n < 85:
-		return casReqFull(key, seenMod[key], val)
-	case n < 95:
-		return history.Request{Kind: history.OpDelete, Key: key}
-	case n < 96 && seenRev > 0:
+	case n < 57:
+		return history.Request{Kind: history.OpRange, Key: testPrefix, End: "/p0", Limit: int64(rnd.Intn(5)),
+			KeysOnly: rnd.Intn(5) == 0}
+	case n < 61 && seenRev > 0:
+		return history.Request{Kind: history.OpRange, Key: key, Revision: max(1, seenRev-int64(rnd.Intn(60)))}
+	case n < 62 && seenRev > 0:
+		return history.Request{Kind: history.OpRange, Key: key, Revision: seenRev + 1000}
+	case n < 77:
+		req := casReqFull(key, seenMod[key], val)
+		switch rnd.Intn(10) {
+		case 0:
+			req.Compares[0] = history.Compare{Key: key, Target: "version", Result: ">", Int: 0}
+		case 1:
+			req.Compares[0] = history.Compare{Key: key, Target: "create", Result: "=", Int: 0}
+		}
+		if other := k(fmt.Sprintf("k%d", (keyN+1+rnd.Intn(cfg.keys))%cfg.keys)); other != key && rnd.Intn(3) == 0 {
+			second := history.Request{Kind: history.OpPut, Key: other, Value: val + "b"}
+			if rnd.Intn(2) == 0 {
+				second = history.Request{Kind: history.OpDelete, Key: other}
+			}
+			req.Success = append(req.Success, second)
+		}
+		return req
+	case n < 89:
+		return history.Request{Kind: history.OpDelete, Key: key, PrevKV: rnd.Intn(4) == 0}
+	case n < 90 && seenRev > 0:
 		return history.Request{Kind: history.OpCompact, Revision: seenRev - int64(rnd.Intn(200))}
 	}
 	return history.Request{Kind: history.OpRange, Key: key}
@@ -186,9 +209,20 @@ func (st *simStore) exec(r *history.Request) (*history.Response, history.ErrorCo
 		}
 		st.compact = r.Revision
 		return &history.Response{Revision: st.rev}, "", nil
+	case history.OpRange:
+		if r.Revision > 0 {
+			switch {
+			case r.Revision < st.compact:
+				return nil, history.ErrCompacted, nil
+			case r.Revision > st.rev:
+				return nil, history.ErrFutureRevision, nil
+			}
+		}
 	case history.OpTxn:
-		cur := st.kvs[r.Compares[0].Key]
-		succ := cur.ModRevision == r.Compares[0].Int
+		succ := true
+		for _, c := range r.Compares {
+			succ = succ && st.compare(c)
+		}
 		br := r.Failure
 		if succ {
 			br = r.Success
@@ -214,7 +248,60 @@ func (st *simStore) exec(r *history.Request) (*history.Response, history.ErrorCo
 	return resp, "", evs
 }
 
-// one executes a put, delete or single-revision range at revision rev.
+func (st *simStore) compare(c history.Compare) bool {
+	cur, ok := st.kvs[c.Key]
+	var n int64
+	switch c.Target {
+	case "mod":
+		n = cur.ModRevision
+	case "create":
+		n = cur.CreateRevision
+	case "version":
+		n = cur.Version
+	case "value":
+		if !ok {
+			return false
+		}
+		switch c.Result {
+		case "=":
+			return cur.Value == c.Value
+		case "!=":
+			return cur.Value != c.Value
+		}
+		return false
+	}
+	switch c.Result {
+	case "=":
+		return n == c.Int
+	case "!=":
+		return n != c.Int
+	case "<":
+		return n < c.Int
+	}
+	return n > c.Int
+}
+
+func (st *simStore) set(key string, kv history.KV) {
+	if kv.CreateRevision == 0 {
+		delete(st.kvs, key)
+	} else {
+		st.kvs[key] = kv
+	}
+	st.past[key] = append(st.past[key], kv)
+}
+
+// at returns the key as it was at revision rev.
+func (st *simStore) at(key string, rev int64) (history.KV, bool) {
+	vs := st.past[key]
+	j := sort.Search(len(vs), func(j int) bool { return vs[j].ModRevision > rev })
+	if j == 0 || vs[j-1].CreateRevision == 0 {
+		return history.KV{}, false
+	}
+	return vs[j-1], true
+}
+
+// one executes a put, delete or range at revision rev (a range at its
+// own revision if it asks for one).
 func (st *simStore) one(r *history.Request, rev int64) (*history.Response, []history.Event) {
 	switch r.Kind {
 	case history.OpPut:
@@ -223,20 +310,34 @@ func (st *simStore) one(r *history.Request, rev int64) (*history.Response, []his
 		if ok {
 			kv.CreateRevision, kv.Version = old.CreateRevision, old.Version+1
 		}
-		st.kvs[r.Key] = kv
-		return &history.Response{}, []history.Event{{Type: history.EventPut, KV: kv, IsCreate: !ok}}
+		st.set(r.Key, kv)
+		resp := &history.Response{}
+		if ok && r.PrevKV {
+			resp.PrevKVs = []history.KV{old}
+		}
+		return resp, []history.Event{{Type: history.EventPut, KV: kv, IsCreate: !ok}}
 	case history.OpDelete:
-		if _, ok := st.kvs[r.Key]; !ok {
+		old, ok := st.kvs[r.Key]
+		if !ok {
 			return &history.Response{}, nil
 		}
-		delete(st.kvs, r.Key)
-		return &history.Response{Deleted: 1}, []history.Event{{Type: history.EventDelete,
-			KV: history.KV{Key: r.Key, ModRevision: rev}}}
+		st.set(r.Key, history.KV{Key: r.Key, ModRevision: rev})
+		resp := &history.Response{Deleted: 1}
+		if r.PrevKV {
+			resp.PrevKVs = []history.KV{old}
+		}
+		return resp, []history.Event{{Type: history.EventDelete, KV: history.KV{Key: r.Key, ModRevision: rev}}}
+	}
+	at := st.rev
+	if r.Revision > 0 {
+		at = r.Revision
 	}
 	var keys []string
-	for key := range st.kvs {
+	for key := range st.past {
 		if (keyRange{r.Key, r.End}).contains(key) {
-			keys = append(keys, key)
+			if _, ok := st.at(key, at); ok {
+				keys = append(keys, key)
+			}
 		}
 	}
 	sort.Strings(keys)
@@ -246,7 +347,11 @@ func (st *simStore) one(r *history.Request, rev int64) (*history.Response, []his
 			resp.More = true
 			break
 		}
-		resp.KVs = append(resp.KVs, st.kvs[key])
+		kv, _ := st.at(key, at)
+		if r.KeysOnly {
+			kv.Value = ""
+		}
+		resp.KVs = append(resp.KVs, kv)
 	}
 	return resp, nil
 }

@@ -59,6 +59,10 @@ type linOp struct {
 	// pin: for modeMust, the revision a read (or, lacking one, a watch)
 	// showed its value at; 0 if none did. The write was applied there.
 	pin int64
+	// maxRev: for the modeEnd of a search window, the highest revision
+	// the store may have reached there (what the operation after the
+	// window needs); 0 for no bound.
+	maxRev int64
 }
 
 // mismatch says why an operation cannot be the next step from a state.
@@ -93,6 +97,11 @@ func no(ex bool, f func() *mismatch) *mismatch {
 // for a readable mismatch instead of the shared refusal.
 func (m kvModel) step(s kvState, op *linOp, ex bool) (kvState, *mismatch) {
 	if op.mode == modeEnd {
+		if op.maxRev > 0 && !s.revAtMost(op.maxRev) {
+			return s, no(ex, func() *mismatch {
+				return &mismatch{msg: fmt.Sprintf("the store is past revision %d, which the operations after it need", op.maxRev)}
+			})
+		}
 		s.ended = true
 		return s, nil
 	}

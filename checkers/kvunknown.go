@@ -103,8 +103,8 @@ func (ks *keyspace) branchFits(br []history.Request, rev int64) bool {
 
 // whyExcluded explains, naming its evidence, why a write of unknown
 // outcome cannot take revision rev.
-func (m kvModel) whyExcluded(s *kvState, br []history.Request, rev int64) *mismatch {
-	if id, ok := m.ks.taken[rev]; ok {
+func (m kvModel) whyExcluded(s *kvState, op *linOp, br []history.Request, rev int64) *mismatch {
+	if id, ok := m.ks.taken[rev]; ok && id != op.id {
 		return &mismatch{msg: fmt.Sprintf("revision %d is the revision of operation %d", rev, id), cites: id}
 	}
 	if rev > m.ks.horizon {

@@ -38,7 +38,7 @@ func (m kvModel) stepWrite(s kvState, op *linOp, ex bool) (kvState, *mismatch) {
 			holder, held := m.ks.taken[next]
 			held = held && holder != op.id
 			if held || (op.mode == modeMaybe && next > m.ks.horizon) || m.branchExcluded(&s, br, next) {
-				return s, no(ex, func() *mismatch { return m.whyExcluded(&s, br, next) })
+				return s, no(ex, func() *mismatch { return m.whyExcluded(&s, op, br, next) })
 			}
 		}
 		w := writer{s: &s}

@@ -2,7 +2,6 @@ package checkers
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -14,9 +13,9 @@ import (
 
 // CheckLinearizable is kv/linearizable: every linearizable read and every
 // write of the history, placed at one instant inside its call-return
-// interval, replays on a single etcd store (porcupine).
+// interval, replays on a single etcd store.
 //
-// How operations enter the search:
+// How operations enter the check:
 //   - a response: checked in full (header revision, every returned key
 //     with its value, create and mod revision and version, count, more,
 //     deleted, prev_kv, txn outcome);
@@ -24,21 +23,33 @@ import (
 //     or of a compaction: checked as the answer;
 //   - an unknown outcome of a write: it may have been applied any time
 //     after its call, or never. If a response or a watch event later showed
-//     a value it writes, it was applied before that arrived; otherwise it
-//     may also be placed after the end of history, where it changes nothing.
-//     Applied, it takes a revision no acknowledged write holds, at most the
-//     highest header revision seen, where no read shows its keys untouched
-//     and no watch vouches they did not change (kvquiet.go);
+//     a value it writes, it was applied before that arrived, at the
+//     revision shown; otherwise it may also be placed after the end of
+//     history, where it changes nothing. Applied, it takes a revision no
+//     acknowledged write holds, at most the highest header revision seen,
+//     where no read shows its keys untouched and no watch vouches they did
+//     not change (kvquiet.go);
 //   - failed reads, serializable reads, status and hashkv: left out.
 //
 // The store's revision and compact revision at the start are unknown (the
 // prefix is fresh, the cluster is not): the first header revision fixes
 // the former, errors and compactions narrow the latter.
 //
-// The search gets cfg.LinearizabilityTimeout (zero: no limit); past it the
-// verdict is unknown. Watches make writes of unknown outcome cheap to
-// place; without any, a history with hundreds of them may run out of time.
-func CheckLinearizable(h *history.History, cfg Config) Result {
+// How it is checked (lin_plan.go, lin_run.go): header revisions fix where
+// almost every operation goes, so the check replays the history in
+// revision order on the model, and runs porcupine's search, on the same
+// model, only over the stretches where that order is not given — a
+// revision no known write holds, a definite error, real time that
+// contradicts the revisions, a step that fails. A violation is always
+// confirmed by such a search. The cost is linear in the history plus the
+// searches, each small unless writes of unknown outcome pile up.
+//
+// Each search gets cfg.LinearizabilityTimeout (zero: no limit), at most
+// linWindowMaxOps operations and linSearchMemory of states; past any of
+// them the verdict is unknown and Reason says which ran out.
+func CheckLinearizable(h *history.History, cfg Config) Result { return checkLinearizable(h, cfg, nil) }
+
+func checkLinearizable(h *history.History, cfg Config, tune func(*linRun)) Result {
 	p, err := prepareLinearizable(h)
 	if err != nil {
 		return Result{Name: NameLinearizable, Verdict: Unknown, Reason: err.Error(), Violations: []Violation{}, Figures: p.figures}
@@ -46,36 +57,42 @@ func CheckLinearizable(h *history.History, cfg Config) Result {
 	if p.figures["checked"] == 0 {
 		return skipped(NameLinearizable, "no operation with a response or a definite error to judge", p.figures)
 	}
-	model := p.model()
-	// The plain search is about twice as fast as the verbose one, which
-	// keeps partial linearizations; run that only to explain a failure.
-	switch porcupine.CheckOperationsTimeout(model, p.pops, cfg.LinearizabilityTimeout) {
-	case porcupine.Ok:
-		return Result{Name: NameLinearizable, Verdict: Pass, Violations: []Violation{}, Figures: p.figures}
-	case porcupine.Unknown:
-		return Result{Name: NameLinearizable, Verdict: Unknown, Violations: []Violation{}, Figures: p.figures,
-			Reason: fmt.Sprintf("the linearizability search did not finish within its budget of %s", cfg.LinearizabilityTimeout)}
+	run := p.check(cfg, tune)
+	switch {
+	case run.st.violation != nil:
+		p.figures["violations"] = 1
+		return Result{Name: NameLinearizable, Verdict: Fail, Violations: []Violation{*run.st.violation}, Figures: p.figures}
+	case run.st.reason != "":
+		return Result{Name: NameLinearizable, Verdict: Unknown, Reason: run.st.reason, Violations: []Violation{}, Figures: p.figures}
 	}
-	// Illegal is settled; the verbose search only finds the longest prefix,
-	// and what it found when its budget ran out is still worth reporting.
-	_, info := porcupine.CheckOperationsVerbose(model, p.pops, cfg.LinearizabilityTimeout)
-	p.figures["violations"] = 1
-	return Result{Name: NameLinearizable, Verdict: Fail, Violations: []Violation{p.explain(info)}, Figures: p.figures}
+	return Result{Name: NameLinearizable, Verdict: Pass, Violations: []Violation{}, Figures: p.figures}
 }
 
-// LinearizabilityVisualize runs the kv/linearizable search on h and writes
-// porcupine's HTML visualization of it (the linearization, or the longest
-// partial ones and where they stop) to w.
-func LinearizabilityVisualize(h *history.History, cfg Config, w io.Writer) error {
-	p, err := prepareLinearizable(h)
-	if err != nil {
-		return err
+// check plans and replays a prepared history, and records its figures.
+// tune, if not nil, adjusts the run's budgets (tests).
+func (p *linPrep) check(cfg Config, tune func(*linRun)) *linRun {
+	pl := p.plan()
+	run := p.newRun(pl, cfg)
+	if tune != nil {
+		tune(run)
 	}
-	_, info := porcupine.CheckOperationsVerbose(p.model(), p.pops, cfg.LinearizabilityTimeout)
-	return porcupine.Visualize(p.model(), info, w)
+	run.run()
+	f := p.figures
+	f["plan_troubles"] = float64(len(pl.troubles))
+	f["free_revisions"] = float64(len(pl.gaps))
+	f["searches"] = float64(run.st.windows)
+	f["searched_operations"] = float64(run.st.ops)
+	f["search_max_operations"] = float64(run.st.maxOps)
+	f["search_steps"] = float64(run.st.steps)
+	f["search_states"] = float64(run.st.states)
+	f["search_rewinds"] = float64(run.st.rewinds)
+	if run.st.disagreements > 0 {
+		f["search_order_disagreements"] = float64(run.st.disagreements)
+	}
+	return run
 }
 
-// linPrep is a history made ready for the search.
+// linPrep is a history made ready for the check.
 type linPrep struct {
 	ks      *keyspace
 	ops     []*linOp // indexed like pops
@@ -83,29 +100,10 @@ type linPrep struct {
 	figures map[string]float64
 }
 
-// model is porcupine's model of the etcd KV API. Step must be a pure
-// function: it returns a new kvState and never changes the one it is given.
-// Equal and Hash satisfy porcupine's invariant: states Equal says are equal
-// have equal Hashes.
-func (p *linPrep) model() porcupine.Model {
-	m := kvModel{ks: p.ks}
-	return porcupine.Model{
-		Init: func() interface{} { return initialState(p.ks) },
-		Step: func(state, input, _ interface{}) (bool, interface{}) {
-			s, mm := m.step(state.(kvState), input.(*linOp), false)
-			return mm == nil, s
-		},
-		Equal:             func(a, b interface{}) bool { return stateEqual(a.(kvState), b.(kvState)) },
-		Hash:              func(s interface{}) uint64 { return hashState(s.(kvState)) },
-		DescribeOperation: func(in, _ interface{}) string { return p.describe(in.(*linOp)) },
-		DescribeState:     func(s interface{}) string { return p.ks.describe(s.(kvState)) },
-	}
-}
-
-// explain turns porcupine's longest partial linearization into a
-// violation: the earliest-returning operation it could not place, and why
-// it does not fit after that prefix.
-func (p *linPrep) explain(info porcupine.LinearizationInfo) Violation {
+// explain turns the longest partial linearization of a failed search into
+// a violation: the earliest-returning operation it could not place, and
+// why it does not fit after that prefix.
+func (p *linPrep) explain(set *searchSet, info porcupine.LinearizationInfo) Violation {
 	var best []int
 	for _, part := range info.PartialLinearizations() {
 		for _, seq := range part {
@@ -115,19 +113,19 @@ func (p *linPrep) explain(info porcupine.LinearizationInfo) Violation {
 		}
 	}
 	m := kvModel{ks: p.ks}
-	s := initialState(p.ks)
-	placed := make([]bool, len(p.ops))
+	s := set.start
+	placed := make([]bool, len(set.ops))
 	for _, i := range best {
-		s, _ = m.step(s, p.ops[i], false)
+		s, _ = m.step(s, set.ops[i], false)
 		placed[i] = true
 	}
 	block := -1
-	for i, op := range p.ops {
+	for i, op := range set.ops {
 		if placed[i] || op.mode == modeMaybe || op.mode == modeEnd {
 			continue
 		}
-		if block < 0 || p.pops[i].Return < p.pops[block].Return ||
-			(p.pops[i].Return == p.pops[block].Return && p.pops[i].Call < p.pops[block].Call) {
+		if block < 0 || set.pops[i].Return < set.pops[block].Return ||
+			(set.pops[i].Return == set.pops[block].Return && set.pops[i].Call < set.pops[block].Call) {
 			block = i
 		}
 	}
@@ -136,14 +134,14 @@ func (p *linPrep) explain(info porcupine.LinearizationInfo) Violation {
 		v.Message = "no linearization found"
 		return v
 	}
-	op := p.ops[block]
+	op := set.ops[block]
 	v.Client, v.Key, v.Operations = op.client, op.req.Key, []int64{op.id}
 	if op.resp != nil {
 		v.Revision = op.resp.Revision
 	}
 	var concurrent []string
-	for i, o := range p.ops {
-		if i != block && !placed[i] && o.mode != modeEnd && p.pops[i].Call <= p.pops[block].Return {
+	for i, o := range set.ops {
+		if i != block && !placed[i] && o.mode != modeEnd && set.pops[i].Call <= set.pops[block].Return {
 			v.Operations = append(v.Operations, o.id)
 			concurrent = append(concurrent, fmt.Sprint(o.id))
 		}
@@ -151,7 +149,7 @@ func (p *linPrep) explain(info porcupine.LinearizationInfo) Violation {
 	prefix := fmt.Sprintf("after the longest linearizable prefix (%d operations, store at %s)",
 		len(best), p.ks.describeRev(s))
 	if len(best) > 0 {
-		if last := p.ops[best[len(best)-1]]; last.id >= 0 {
+		if last := set.ops[best[len(best)-1]]; last.id >= 0 && !slices.Contains(v.Operations, last.id) {
 			v.Operations = append(v.Operations, last.id)
 		}
 	}

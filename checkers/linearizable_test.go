@@ -1,7 +1,6 @@
 package checkers
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -267,25 +266,205 @@ func TestLinearizableGenerated(t *testing.T) {
 	t.Fatal("no read to corrupt")
 }
 
-func TestLinearizableTimeoutIsUnknown(t *testing.T) {
-	h := generate(genConfig{ops: 10000, clients: 10, keys: 8, seed: 3})
-	cfg := DefaultConfig()
-	cfg.LinearizabilityTimeout = time.Nanosecond
-	r := CheckLinearizable(h, cfg)
-	if r.Verdict != Unknown || r.Reason == "" {
-		t.Fatalf("verdict %s (%q), want unknown with a reason", r.Verdict, r.Reason)
+// TestLinearizableBudgetsAreUnknown searches a whole history of 6,000
+// operations as one window, and runs each budget out.
+func TestLinearizableBudgetsAreUnknown(t *testing.T) {
+	h := generate(genConfig{ops: 6000, clients: 10, keys: 8, seed: 3})
+	all := func(r *linRun) { r.searchAll = true }
+	if r := checkLinearizable(h, DefaultConfig(), all); r.Verdict != Pass {
+		t.Fatalf("within its budgets: %s %s %v", r.Verdict, r.Reason, r.Violations)
+	}
+	cases := []struct {
+		name   string
+		cfg    func(*Config)
+		tune   func(*linRun)
+		reason string
+	}{
+		{name: "time", cfg: func(c *Config) { c.LinearizabilityTimeout = time.Nanosecond }, reason: "did not finish within its budget of 1ns"},
+		{name: "operations", tune: func(r *linRun) { r.maxOps = 1000 }, reason: "more than its cap of 1000"},
+		{name: "memory", tune: func(r *linRun) { r.memory = 1 << 20 }, reason: "ran out of its memory budget"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			if c.cfg != nil {
+				c.cfg(&cfg)
+			}
+			r := checkLinearizable(h, cfg, func(r *linRun) {
+				all(r)
+				if c.tune != nil {
+					c.tune(r)
+				}
+			})
+			if r.Verdict != Unknown || !strings.Contains(r.Reason, c.reason) {
+				t.Fatalf("verdict %s (%q), want unknown with %q", r.Verdict, r.Reason, c.reason)
+			}
+		})
 	}
 }
 
-func TestLinearizabilityVisualize(t *testing.T) {
-	b := newHB()
-	b.put(1, 0, 10, "a", "v1", 11)
-	b.get(2, 20, 30, "a", 10)
-	var out bytes.Buffer
-	if err := LinearizabilityVisualize(b.h, DefaultConfig(), &out); err != nil {
-		t.Fatal(err)
+// TestLinearizableMultiKey holds the violations a check per key alone
+// would miss: each key's own history is fine, the store as a whole is not.
+func TestLinearizableMultiKey(t *testing.T) {
+	twoPuts := func(b *hb, client, call, ret int, ka, va, kb, vb string, rev int64) int64 {
+		return b.op(client, call, ret, history.Request{Kind: history.OpTxn, Success: []history.Request{
+			{Kind: history.OpPut, Key: k(ka), Value: va}, {Kind: history.OpPut, Key: k(kb), Value: vb}}},
+			&history.Response{Revision: rev, Succeeded: true, Responses: []history.Response{{}, {}}}, "")
 	}
-	if !strings.Contains(out.String(), "<html") {
-		t.Fatalf("no html in %d bytes", out.Len())
+	prefixGet := func(b *hb, client, call, ret int, rev int64, kvs ...history.KV) int64 {
+		return b.op(client, call, ret, history.Request{Kind: history.OpRange, Key: testPrefix, End: "/p0"},
+			&history.Response{Revision: rev, KVs: kvs, Count: int64(len(kvs))}, "")
+	}
+	cases := []struct {
+		name  string
+		build func(b *hb) int64
+		want  Verdict
+		msg   string
+	}{
+		{name: "kv/linearizable - txn putting two keys, both seen at its revision - pass", want: Pass,
+			build: func(b *hb) int64 {
+				b.put(1, 0, 10, "c", "z1", 11)
+				twoPuts(b, 1, 20, 30, "a", "x1", "b", "y1", 12)
+				b.get(2, 40, 50, "a", 12, kv("a", "x1", 12, 12, 1))
+				prefixGet(b, 3, 40, 60, 12, kv("a", "x1", 12, 12, 1), kv("b", "y1", 12, 12, 1), kv("c", "z1", 11, 11, 1))
+				return 0
+			}},
+		{name: "kv/linearizable - txn putting two keys, seen at different revisions - fail", want: Fail, msg: "range b",
+			build: func(b *hb) int64 {
+				b.put(1, 0, 10, "c", "z1", 11)
+				twoPuts(b, 1, 20, 30, "a", "x1", "b", "y1", 12)
+				b.put(1, 40, 50, "c", "z2", 13)
+				b.get(2, 60, 70, "a", 13, kv("a", "x1", 12, 12, 1))
+				return b.get(2, 80, 90, "b", 13, kv("b", "y1", 13, 13, 1))
+			}},
+		{name: "kv/linearizable - prefix read mixing two revisions - fail", want: Fail, msg: "range",
+			build: func(b *hb) int64 {
+				b.put(1, 0, 10, "a", "v1", 11)
+				b.put(1, 20, 30, "b", "w1", 12)
+				b.put(2, 40, 50, "a", "v2", 13)
+				// At revision 12 a was still v1; v2 comes from 13.
+				return prefixGet(b, 3, 35, 60, 12, kv("a", "v2", 11, 13, 2), kv("b", "w1", 12, 12, 1))
+			}},
+		{name: "kv/linearizable - read shows the later write of one key but not the earlier of another - fail",
+			want: Fail, msg: "range",
+			build: func(b *hb) int64 {
+				b.put(1, 0, 10, "a", "v1", 11)
+				b.put(1, 20, 30, "b", "w1", 12)
+				b.put(2, 40, 50, "b", "w2", 13) // b first ...
+				b.put(2, 60, 70, "a", "v2", 14) // ... then a, in real time
+				return prefixGet(b, 3, 80, 90, 14, kv("a", "v2", 11, 14, 2), kv("b", "w1", 12, 12, 1))
+			}},
+		{name: "kv/linearizable - each key fine alone, revisions against real time - fail", want: Fail, msg: "header revision",
+			build: func(b *hb) int64 {
+				b.put(1, 0, 10, "a", "v1", 12)
+				id := b.put(2, 20, 30, "b", "w1", 11)
+				b.get(3, 40, 50, "a", 12, kv("a", "v1", 12, 12, 1))
+				b.get(3, 60, 70, "b", 12, kv("b", "w1", 11, 11, 1))
+				return id
+			}},
+		{name: "kv/linearizable - txn compares a key another key's write changed - fail", want: Fail, msg: "compares",
+			build: func(b *hb) int64 {
+				b.put(1, 0, 10, "a", "v1", 11)
+				twoPuts(b, 1, 20, 30, "b", "w1", "a", "v2", 12)
+				// a was changed at 12 by the txn on b: mod(a) = 11 is false.
+				return b.cas(2, 40, 50, "a", 11, "v3", true, 13)
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newHB()
+			id := c.build(b)
+			r := CheckLinearizable(b.h, DefaultConfig())
+			if r.Verdict != c.want {
+				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.want, r.Violations)
+			}
+			if c.want != Fail {
+				return
+			}
+			v := r.Violations[0]
+			if !errors.Is(v, ErrLinearizable) || len(v.Operations) == 0 || v.Operations[0] != id {
+				t.Errorf("violation names operations %v, want %d first: %s", v.Operations, id, v.Message)
+			}
+			if !strings.Contains(v.Message, c.msg) {
+				t.Errorf("message %q lacks %q", v.Message, c.msg)
+			}
+		})
+	}
+}
+
+// TestLinearizableLargeHistoryViolations corrupts one operation of a large
+// valid history at a time: the check finds each, naming it, with a search
+// of a few operations around it rather than of the whole history.
+func TestLinearizableLargeHistoryViolations(t *testing.T) {
+	base := generate(genConfig{ops: 20000, clients: 16, keys: 16, watches: 1, failPct: 2, applyPct: 50, seed: 9})
+	if r := CheckLinearizable(base, DefaultConfig()); r.Verdict != Pass {
+		t.Fatalf("valid history: %s %s %v", r.Verdict, r.Reason, r.Violations)
+	}
+	find := func(h *history.History, ok func(o *history.Operation) bool) *history.Operation {
+		for i := len(h.Operations) / 2; i < len(h.Operations); i++ {
+			if o := &h.Operations[i]; o.Response != nil && ok(o) {
+				return o
+			}
+		}
+		t.Fatal("nothing to corrupt")
+		return nil
+	}
+	cases := []struct {
+		name    string
+		corrupt func(h *history.History) int64
+	}{
+		{"prefix read returns an older version of one key", func(h *history.History) int64 {
+			o := find(h, func(o *history.Operation) bool {
+				return o.Request.End != "" && !o.Request.KeysOnly && len(o.Response.KVs) > 1 && o.Response.KVs[1].Version > 1
+			})
+			o.Response.KVs[1].Version--
+			o.Response.KVs[1].ModRevision--
+			return o.ID
+		}},
+		{"two-key txn: the second key's write is lost", func(h *history.History) int64 {
+			o := find(h, func(o *history.Operation) bool {
+				return o.Request.Kind == history.OpTxn && o.Response.Succeeded && len(o.Request.Success) == 2 &&
+					o.Request.Success[1].Kind == history.OpPut
+			})
+			// Whoever reads the second key next at a later revision now
+			// sees what was there before: simplest, make the txn claim
+			// it wrote only the first key.
+			o.Request.Success = o.Request.Success[:1]
+			o.Response.Responses = o.Response.Responses[:1]
+			return -1
+		}},
+		{"a write's header revision goes back in time", func(h *history.History) int64 {
+			o := find(h, func(o *history.Operation) bool { return o.Request.Kind == history.OpPut })
+			o.Response.Revision -= 3
+			return -1
+		}},
+		{"a txn claims success its compare forbids", func(h *history.History) int64 {
+			o := find(h, func(o *history.Operation) bool {
+				return o.Request.Kind == history.OpTxn && !o.Response.Succeeded && len(o.Request.Success) == 1 &&
+					o.Request.Compares[0].Target == "mod"
+			})
+			o.Response.Succeeded = true
+			o.Response.Responses = []history.Response{{}}
+			o.Response.Revision++
+			return -1
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := generate(genConfig{ops: 20000, clients: 16, keys: 16, watches: 1, failPct: 2, applyPct: 50, seed: 9})
+			id := c.corrupt(h)
+			r := CheckLinearizable(h, DefaultConfig())
+			if r.Verdict != Fail {
+				t.Fatalf("verdict %s (%s)", r.Verdict, r.Reason)
+			}
+			v := r.Violations[0]
+			if id > 0 && v.Operations[0] != id {
+				t.Errorf("violation names %v, want %d first: %s", v.Operations, id, v.Message)
+			}
+			if n := r.Figures["search_max_operations"]; n > 500 {
+				t.Errorf("the largest search took %v operations", n)
+			}
+			t.Logf("%s (largest search %v operations)", v.Message, r.Figures["search_max_operations"])
+		})
 	}
 }

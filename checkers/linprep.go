@@ -270,16 +270,20 @@ func ackedWriteRevision(o *history.Operation) (int64, bool) {
 	if o.Failed() {
 		return 0, false
 	}
-	resp := o.Response
-	switch o.Request.Kind {
+	return writeRevision(&o.Request, o.Response)
+}
+
+// writeRevision is ackedWriteRevision on a request and its response.
+func writeRevision(req *history.Request, resp *history.Response) (int64, bool) {
+	switch req.Kind {
 	case history.OpPut:
 		return resp.Revision, true
 	case history.OpDelete:
 		return resp.Revision, resp.Deleted > 0
 	case history.OpTxn:
-		br := o.Request.Failure
+		br := req.Failure
 		if resp.Succeeded {
-			br = o.Request.Success
+			br = req.Success
 		}
 		for i, b := range br {
 			if b.Kind == history.OpPut {

@@ -14,23 +14,27 @@ func CheckWatchOrdered(h *history.History, cfg Config) Result {
 	col := newCollector(cfg)
 	events := 0
 	for _, w := range h.Watches {
-		evs := w.Events()
-		events += len(evs)
-		for i := 1; i < len(evs); i++ {
-			prev, cur := evs[i-1], evs[i]
-			if cur.Event.Revision() >= prev.Event.Revision() {
-				continue
+		pri, pei := -1, 0 // the previous event, read in place: no copy of the stream
+		for ri := range w.Responses {
+			evs := w.Responses[ri].Events
+			events += len(evs)
+			for ei := range evs {
+				if pri >= 0 && evs[ei].Revision() < w.Responses[pri].Events[pei].Revision() {
+					prev := history.EventAt{Watch: w.ID, Response: pri, Index: pei, Event: w.Responses[pri].Events[pei]}
+					cur := history.EventAt{Watch: w.ID, Response: ri, Index: ei, Event: evs[ei]}
+					col.add(Violation{
+						Guarantee: ErrWatchOrdered,
+						Message: fmt.Sprintf("watch %d delivered %s %s at revision %d after %s %s at revision %d",
+							w.ID, cur.Event.Type, shortKey(h.Meta.Prefix, cur.Event.KV.Key), cur.Event.Revision(),
+							prev.Event.Type, shortKey(h.Meta.Prefix, prev.Event.KV.Key), prev.Event.Revision()),
+						Watch: w.ID, Client: w.Client, Key: cur.Event.KV.Key, Revision: cur.Event.Revision(),
+						Want:   fmt.Sprintf(">= %d", prev.Event.Revision()),
+						Got:    fmt.Sprint(cur.Event.Revision()),
+						Events: []history.EventAt{prev, cur},
+					})
+				}
+				pri, pei = ri, ei
 			}
-			col.add(Violation{
-				Guarantee: ErrWatchOrdered,
-				Message: fmt.Sprintf("watch %d delivered %s %s at revision %d after %s %s at revision %d",
-					w.ID, cur.Event.Type, shortKey(h.Meta.Prefix, cur.Event.KV.Key), cur.Event.Revision(),
-					prev.Event.Type, shortKey(h.Meta.Prefix, prev.Event.KV.Key), prev.Event.Revision()),
-				Watch: w.ID, Client: w.Client, Key: cur.Event.KV.Key, Revision: cur.Event.Revision(),
-				Want:   fmt.Sprintf(">= %d", prev.Event.Revision()),
-				Got:    fmt.Sprint(cur.Event.Revision()),
-				Events: []history.EventAt{prev, cur},
-			})
 		}
 	}
 	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
@@ -49,25 +53,32 @@ func CheckWatchUnique(h *history.History, cfg Config) Result {
 		rev int64
 		key string
 	}
+	type place struct{ ri, ei int32 }
+	first := map[revKey]place{}
 	for _, w := range h.Watches {
-		evs := w.Events()
-		events += len(evs)
-		first := make(map[revKey]history.EventAt, len(evs))
-		for _, ev := range evs {
-			k := revKey{ev.Event.Revision(), ev.Event.KV.Key}
-			before, dup := first[k]
-			if !dup {
-				first[k] = ev
-				continue
+		clear(first)
+		for ri := range w.Responses {
+			evs := w.Responses[ri].Events
+			events += len(evs)
+			for ei := range evs {
+				k := revKey{evs[ei].Revision(), evs[ei].KV.Key}
+				p, dup := first[k]
+				if !dup {
+					first[k] = place{int32(ri), int32(ei)}
+					continue
+				}
+				before := history.EventAt{Watch: w.ID, Response: int(p.ri), Index: int(p.ei),
+					Event: w.Responses[p.ri].Events[p.ei]}
+				ev := history.EventAt{Watch: w.ID, Response: ri, Index: ei, Event: evs[ei]}
+				col.add(Violation{
+					Guarantee: ErrWatchUnique,
+					Message: fmt.Sprintf("watch %d delivered %s at revision %d twice: response %d event %d, then response %d event %d",
+						w.ID, shortKey(h.Meta.Prefix, k.key), k.rev, before.Response, before.Index, ev.Response, ev.Index),
+					Watch: w.ID, Client: w.Client, Key: k.key, Revision: k.rev,
+					Want: "once", Got: "again",
+					Events: []history.EventAt{before, ev},
+				})
 			}
-			col.add(Violation{
-				Guarantee: ErrWatchUnique,
-				Message: fmt.Sprintf("watch %d delivered %s at revision %d twice: response %d event %d, then response %d event %d",
-					w.ID, shortKey(h.Meta.Prefix, k.key), k.rev, before.Response, before.Index, ev.Response, ev.Index),
-				Watch: w.ID, Client: w.Client, Key: k.key, Revision: k.rev,
-				Want: "once", Got: "again",
-				Events: []history.EventAt{before, ev},
-			})
 		}
 	}
 	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
@@ -121,10 +132,11 @@ func covers(w *history.WatchStream, key string, typ history.EventType) bool {
 // change is a committed change the history proves: the write that made it
 // got a response naming its revision.
 type change struct {
-	rev int64
-	key string
-	typ history.EventType
-	op  int64
+	rev   int64
+	key   string
+	typ   history.EventType
+	op    int64
+	value string // what a PUT wrote
 }
 
 // committedChanges lists, sorted by revision then key, the changes of
@@ -142,17 +154,17 @@ func committedChanges(h *history.History) []change {
 		add := func(r *history.Request, resp *history.Response) {
 			switch r.Kind {
 			case history.OpPut:
-				out = append(out, change{rev, r.Key, history.EventPut, o.ID})
+				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value})
 			case history.OpDelete:
 				if resp == nil || resp.Deleted == 0 {
 					return
 				}
 				if r.End == "" {
-					out = append(out, change{rev, r.Key, history.EventDelete, o.ID})
+					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, ""})
 					return
 				}
 				for _, kv := range resp.PrevKVs {
-					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID})
+					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, ""})
 				}
 			}
 		}

@@ -118,7 +118,7 @@ func CheckWatchReliable(h *history.History, cfg Config) Result {
 	if len(changes) == 0 {
 		return skipped(NameWatchReliable, "no acknowledged write proves a committed change", figures)
 	}
-	judged := 0
+	judged, expected := 0, 0
 	for _, w := range h.Watches {
 		win := observedWindow(w)
 		extended := false
@@ -133,55 +133,82 @@ func CheckWatchReliable(h *history.History, cfg Config) Result {
 			continue
 		}
 		judged++
-		got := sortedEvents(w)
+		got := sortedRefs(w)
 		i := sort.Search(len(changes), func(i int) bool { return changes[i].rev >= win.first })
 		for ; i < len(changes) && changes[i].rev <= win.last; i++ {
 			c := changes[i]
 			if !covers(w, c.key, c.typ) {
 				continue
 			}
-			figures["changes_expected"]++
-			pos := sort.Search(len(got), func(j int) bool { return !eventBefore(got[j].Event, c.rev, c.key) })
-			if pos < len(got) && got[pos].Event.Revision() == c.rev && got[pos].Event.KV.Key == c.key {
+			expected++
+			pos := sort.Search(len(got), func(j int) bool { return !got[j].before(c.rev, c.key) })
+			if pos < len(got) && got[pos].rev == c.rev && got[pos].key == c.key {
+				if e := got[pos].at(w); e.Event.Type != c.typ || c.typ == history.EventPut && e.Event.KV.Value != c.value {
+					col.add(alteredChange(h.Meta.Prefix, w, c, e))
+				}
 				continue
 			}
 			col.add(missingChange(h.Meta.Prefix, w, c, got, pos, win, extended, mark))
 		}
 	}
 	figures["watches_judged"] = float64(judged)
+	if expected > 0 {
+		figures["changes_expected"] = float64(expected)
+	}
 	if judged == 0 {
 		return skipped(NameWatchReliable, "no watch observed a revision", figures)
 	}
 	return col.result(NameWatchReliable, figures)
 }
 
-// sortedEvents returns w's events sorted by revision, then key.
-func sortedEvents(w *history.WatchStream) []history.EventAt {
-	evs := w.Events()
-	sort.SliceStable(evs, func(i, j int) bool {
-		return eventBefore(evs[i].Event, evs[j].Event.Revision(), evs[j].Event.KV.Key)
-	})
-	return evs
+// evRef is an event's revision, key and place in its stream: a light
+// handle, so that sorting a stream's events copies no event.
+type evRef struct {
+	rev    int64
+	key    string
+	ri, ei int32
 }
 
-func eventBefore(e history.Event, rev int64, key string) bool {
-	if e.Revision() != rev {
-		return e.Revision() < rev
+func (r evRef) before(rev int64, key string) bool {
+	if r.rev != rev {
+		return r.rev < rev
 	}
-	return e.KV.Key < key
+	return r.key < key
 }
 
-func missingChange(prefix string, w *history.WatchStream, c change, got []history.EventAt, pos int, win window,
+func (r evRef) at(w *history.WatchStream) history.EventAt {
+	return history.EventAt{Watch: w.ID, Response: int(r.ri), Index: int(r.ei), Event: w.Responses[r.ri].Events[r.ei]}
+}
+
+// sortedRefs returns w's events sorted by revision, then key (stably).
+func sortedRefs(w *history.WatchStream) []evRef {
+	n := 0
+	for ri := range w.Responses {
+		n += len(w.Responses[ri].Events)
+	}
+	out := make([]evRef, 0, n)
+	for ri := range w.Responses {
+		for ei, ev := range w.Responses[ri].Events {
+			out = append(out, evRef{ev.Revision(), ev.KV.Key, int32(ri), int32(ei)})
+		}
+	}
+	if !sort.SliceIsSorted(out, func(i, j int) bool { return out[i].before(out[j].rev, out[j].key) }) {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].before(out[j].rev, out[j].key) })
+	}
+	return out
+}
+
+func missingChange(prefix string, w *history.WatchStream, c change, got []evRef, pos int, win window,
 	extended bool, mark history.Mark) Violation {
 	var near []history.EventAt
 	var around []string
 	if pos > 0 {
-		e := got[pos-1]
+		e := got[pos-1].at(w)
 		near = append(near, e)
 		around = append(around, fmt.Sprintf("before it %s %s at %d", e.Event.Type, shortKey(prefix, e.Event.KV.Key), e.Event.Revision()))
 	}
 	if pos < len(got) {
-		e := got[pos]
+		e := got[pos].at(w)
 		near = append(near, e)
 		around = append(around, fmt.Sprintf("after it %s %s at %d", e.Event.Type, shortKey(prefix, e.Event.KV.Key), e.Event.Revision()))
 	}
@@ -199,6 +226,27 @@ func missingChange(prefix string, w *history.WatchStream, c change, got []histor
 		Watch: w.ID, Client: w.Client, Key: c.key, Revision: c.rev,
 		Want: fmt.Sprintf("%s %s at %d", c.typ, c.key, c.rev), Got: "nothing",
 		Operations: []int64{c.op}, Events: near,
+	}
+}
+
+// alteredChange reports an event at a committed change's revision and key
+// that is not that change: another type, or a PUT of another value.
+func alteredChange(prefix string, w *history.WatchStream, c change, e history.EventAt) Violation {
+	want := fmt.Sprintf("%s %s", c.typ, c.key)
+	if c.typ == history.EventPut {
+		want += fmt.Sprintf(" = %q", c.value)
+	}
+	got := fmt.Sprintf("%s %s", e.Event.Type, e.Event.KV.Key)
+	if e.Event.Type == history.EventPut {
+		got += fmt.Sprintf(" = %q", e.Event.KV.Value)
+	}
+	return Violation{
+		Guarantee: ErrWatchReliable,
+		Message: fmt.Sprintf("watch %d (client %d) delivered %s at revision %d (response %d), but operation %d committed %s there",
+			w.ID, w.Client, strings.Replace(got, e.Event.KV.Key, shortKey(prefix, e.Event.KV.Key), 1), c.rev, e.Response,
+			c.op, strings.Replace(want, c.key, shortKey(prefix, c.key), 1)),
+		Watch: w.ID, Client: w.Client, Key: c.key, Revision: c.rev,
+		Want: want, Got: got, Operations: []int64{c.op}, Events: []history.EventAt{e},
 	}
 }
 
@@ -280,8 +328,10 @@ func chainReach(w *history.WatchStream, resumedBy map[int64][]*history.WatchStre
 	seen[w.ID] = true
 	reached, chain := observedWindow(w).last, []int64{w.ID}
 	var lastEv *history.EventAt
-	if evs := w.Events(); len(evs) > 0 {
-		lastEv = &evs[len(evs)-1]
+	for ri := len(w.Responses) - 1; ri >= 0 && lastEv == nil; ri-- {
+		if evs := w.Responses[ri].Events; len(evs) > 0 {
+			lastEv = &history.EventAt{Watch: w.ID, Response: ri, Index: len(evs) - 1, Event: evs[len(evs)-1]}
+		}
 	}
 	for _, next := range resumedBy[w.ID] {
 		if seen[next.ID] {
