@@ -342,3 +342,24 @@ func TestCheckCorruptHistory(t *testing.T) {
 		t.Fatalf("exit %d, want 3 naming line 2:\n%s", res.code, res.stderr)
 	}
 }
+
+func TestSabotageList(t *testing.T) {
+	res := vigil(t, time.Minute, "sabotage", "list")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	modes := 0
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) >= 2 && (strings.HasPrefix(f[1], "kv/") || strings.HasPrefix(f[1], "watch/")) {
+			modes++
+		}
+	}
+	if modes < 13 {
+		t.Fatalf("%d modes with the check they must trip, want 13:\n%s", modes, res.stdout)
+	}
+	bad := vigil(t, time.Minute, "run", "--sabotage", "frobnicate", "--out", filepath.Join(t.TempDir(), "x"))
+	if bad.code != 3 || !strings.Contains(bad.stderr, "drop-event") {
+		t.Fatalf("an unknown mode must be a usage error listing the modes: exit %d\n%s", bad.code, bad.stderr)
+	}
+}
