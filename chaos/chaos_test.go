@@ -13,9 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
-	"github.com/vigil-suite/vigil/history"
 )
 
 func TestPlanIsSeededAndFair(t *testing.T) {
@@ -69,27 +67,6 @@ func TestParseList(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`unknown fault "nuke"`)))
 }
 
-// startCluster starts a real 3-member cluster for injector tests.
-func startCluster(t *testing.T) (*etcdproc.Cluster, *Env) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real etcd cluster")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	bin, err := binaries.Etcd(ctx, binaries.Options{Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: t.TempDir()})
-	t.Cleanup(func() { c.Stop() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec := history.NewRecorder(history.Meta{}, history.NewClock(), nil)
-	return c, &Env{Fixture: c, Processes: c, Rec: rec}
-}
-
 // answers reports whether a member serves a linearizable read within 1 s.
 func answers(endpoint string) bool {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: time.Second, Logger: zap.NewNop()})
@@ -116,7 +93,7 @@ func endpointOf(c *etcdproc.Cluster, name string) string {
 // leads; healing brings it back.
 func TestKillLeaderElectsAnother(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startCluster(t)
+	c, env, _ := testCluster{members: 3}.start(t)
 	ctx := context.Background()
 	old, err := c.Leader(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -141,7 +118,7 @@ func TestKillLeaderElectsAnother(t *testing.T) {
 // after healing it answers again.
 func TestPauseFollowerStopsAnswering(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startCluster(t)
+	c, env, _ := testCluster{members: 3}.start(t)
 	ctx := context.Background()
 	inj, _ := Lookup("pause-follower")
 	in, err := inj.Inject(ctx, env, 1)
@@ -161,27 +138,10 @@ func TestPauseFollowerStopsAnswering(t *testing.T) {
 // leaves every member up.
 func TestRunRecordsFaults(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startCluster(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second, Logger: zap.NewNop()})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer cli.Close()
+	c, env, cli := testCluster{members: 3}.start(t)
 	for i := 0; i < 20; i++ {
 		_, err := cli.Put(context.Background(), "k", strings.Repeat("v", i))
 		g.Expect(err).NotTo(HaveOccurred())
-	}
-	env.Do = func(ctx context.Context, req history.Request) (*history.Response, error) {
-		switch req.Kind {
-		case history.OpStatus:
-			st, err := cli.Status(ctx, c.Endpoints()[0])
-			if err != nil {
-				return nil, err
-			}
-			return &history.Response{Revision: st.Header.Revision}, nil
-		case history.OpCompact:
-			_, err := cli.Compact(ctx, req.Revision)
-			return &history.Response{}, err
-		}
-		return nil, nil
 	}
 	s := Schedule{Steps: []Step{
 		{At: 0, Fault: "restart-random", Hold: 500 * time.Millisecond, Pick: 2},

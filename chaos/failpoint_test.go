@@ -11,9 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
-	"github.com/vigil-suite/vigil/history"
 )
 
 // fakeFailpoints offers a fixed list of failpoints and nothing else.
@@ -43,48 +41,6 @@ func TestFailpointNeeds(t *testing.T) {
 		_, ok := Lookup(name)
 		g.Expect(ok).To(BeTrue(), name)
 	}
-}
-
-// startFailpointCluster starts 3 members of the failpoint build of the
-// default etcd (building it the first time).
-func startFailpointCluster(t *testing.T) (*etcdproc.Cluster, *Env, *clientv3.Client) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real etcd cluster")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	bin, err := binaries.Etcd(ctx, binaries.Options{Failpoints: true, Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: t.TempDir()})
-	t.Cleanup(func() { c.Stop() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	rec := history.NewRecorder(history.Meta{}, history.NewClock(), nil)
-	env := &Env{Fixture: c, Processes: c, Failpoints: c, Membership: c, Rec: rec}
-	env.Do = func(ctx context.Context, req history.Request) (*history.Response, error) {
-		switch req.Kind {
-		case history.OpStatus:
-			st, err := cli.Status(ctx, c.Endpoints()[0])
-			if err != nil {
-				return nil, err
-			}
-			return &history.Response{Revision: st.Header.Revision}, nil
-		case history.OpCompact:
-			_, err := cli.Compact(ctx, req.Revision)
-			return &history.Response{}, err
-		}
-		return nil, nil
-	}
-	return c, env, cli
 }
 
 // onlyFailpoints narrows the failpoints a fixture offers, to steer
@@ -124,7 +80,7 @@ func allServe(g Gomega, c *etcdproc.Cluster) {
 // member without taking it down.
 func TestFailpointPanicCrashesAndHeals(t *testing.T) {
 	g := NewWithT(t)
-	c, env, cli := startFailpointCluster(t)
+	c, env, cli := testCluster{members: 3, failpoints: true}.start(t)
 	ctx := context.Background()
 
 	inj, _ := Lookup("failpoint:beforeCommit")
@@ -184,7 +140,7 @@ func TestFailpointPanicCrashesAndHeals(t *testing.T) {
 // disarms it, says so, and leaves the member running.
 func TestFailpointThatNeverFires(t *testing.T) {
 	g := NewWithT(t)
-	c, env, _ := startFailpointCluster(t)
+	c, env, _ := testCluster{members: 3, failpoints: true}.start(t)
 	ctx := context.Background()
 	inj := failpointFault{point: crashPoint{name: "defragBeforeCopy", aim: aimRandom}}
 	g.Expect(slices.Contains(c.FailpointNames(), "defragBeforeCopy")).To(BeTrue())

@@ -2,44 +2,16 @@ package chaos
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/vigil-suite/vigil/fixtures/binaries"
-	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
-	"github.com/vigil-suite/vigil/history"
 )
-
-// startProxied starts a real cluster of n members behind vigil's proxies.
-func startProxied(t *testing.T, n int) (*etcdproc.Cluster, *Env) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real etcd cluster")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	bin, err := binaries.Etcd(ctx, binaries.Options{Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	net := NewProxyNet(1)
-	t.Cleanup(func() { net.Close() })
-	c := etcdproc.New(etcdproc.Config{Binary: bin, Members: n, Dir: t.TempDir(), Network: net})
-	t.Cleanup(func() { c.Stop() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec := history.NewRecorder(history.Meta{}, history.NewClock(), nil)
-	return c, &Env{Fixture: c, Processes: c, Links: net, Rec: rec}
-}
 
 // Clients and peers go through the proxies: every advertised URL is a front.
 func TestProxiedClusterWorks(t *testing.T) {
 	g := NewWithT(t)
-	c, _ := startProxied(t, 3)
+	c, _, _ := testCluster{members: 3, proxied: true}.start(t)
 	for _, m := range c.Members() {
 		g.Expect(answers(m.ClientURL)).To(BeTrue(), "member %s through its front", m.Name)
 	}
@@ -49,7 +21,7 @@ func TestProxiedClusterWorks(t *testing.T) {
 // old leader is back in the cluster.
 func TestIsolateLeaderElectsAnother(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startProxied(t, 3)
+	c, env, _ := testCluster{members: 3, proxied: true}.start(t)
 	ctx := context.Background()
 	old, err := c.Leader(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -73,7 +45,7 @@ func TestIsolateLeaderElectsAnother(t *testing.T) {
 // and requests through the others succeed.
 func TestClientCutFailsOnlyThatLink(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startProxied(t, 3)
+	c, env, _ := testCluster{members: 3, proxied: true}.start(t)
 	ctx := context.Background()
 	inj, _ := Lookup("client-cut")
 	in, err := inj.Inject(ctx, env, 1)
@@ -94,7 +66,7 @@ func TestClientCutFailsOnlyThatLink(t *testing.T) {
 // it able to serve through every member.
 func TestNetworkFaultsHeal(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startProxied(t, 5)
+	c, env, _ := testCluster{members: 5, proxied: true}.start(t)
 	ctx := context.Background()
 	for _, name := range []string{"isolate-follower", "split-minority", "ring", "bridge", "one-way", "latency", "client-latency", "reset", "client-reset", "bandwidth", "watch-drop", "watch-starve"} {
 		inj, ok := Lookup(name)

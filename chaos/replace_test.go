@@ -15,7 +15,7 @@ import (
 // healthy members.
 func TestMemberReplace(t *testing.T) {
 	g := NewWithT(t)
-	c, env := startCluster(t)
+	c, env, _ := testCluster{members: 3}.start(t)
 	env.Membership = c
 	ctx := context.Background()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints()[:2], DialTimeout: time.Second, Logger: zap.NewNop()})
