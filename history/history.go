@@ -15,12 +15,18 @@ type Record struct {
 	WatchEnd      *WatchEnd      `json:"wend,omitempty"`
 	Fault         *Fault         `json:"fault,omitempty"`
 	Mark          *Mark          `json:"mark,omitempty"`
+
+	KubeOp       *KubeOperation `json:"kop,omitempty"`
+	KubeWatch    *KubeWatch     `json:"kwatch,omitempty"`
+	KubeEvent    *KubeEvent     `json:"kevent,omitempty"`
+	KubeWatchEnd *KubeWatchEnd  `json:"kwend,omitempty"`
 }
 
 func (r Record) fields() int {
 	n := 0
 	for _, set := range []bool{r.Meta != nil, r.Op != nil, r.Watch != nil, r.WatchResponse != nil,
-		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil} {
+		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil,
+		r.KubeOp != nil, r.KubeWatch != nil, r.KubeEvent != nil, r.KubeWatchEnd != nil} {
 		if set {
 			n++
 		}
@@ -65,7 +71,12 @@ type History struct {
 	Faults     []Fault
 	Marks      []Mark
 
-	watchIndex map[int64]*WatchStream
+	// KubeOps and KubeWatches are the Kubernetes side (vigil run --target kube).
+	KubeOps     []KubeOperation
+	KubeWatches []*KubeWatchStream
+
+	watchIndex     map[int64]*WatchStream
+	kubeWatchIndex map[int64]*KubeWatchStream
 }
 
 // New returns an empty history with the given metadata.
@@ -77,7 +88,7 @@ func New(meta Meta) *History {
 // Add appends one record. Watch responses and ends must follow their watch.
 func (h *History) Add(r Record) error {
 	if r.fields() != 1 {
-		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark; this one has %d", r.fields())
+		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, kop, kwatch, kevent, kwend; this one has %d", r.fields())
 	}
 	if h.watchIndex == nil {
 		h.watchIndex = map[int64]*WatchStream{}
@@ -114,6 +125,39 @@ func (h *History) Add(r Record) error {
 		h.Faults = append(h.Faults, *r.Fault)
 	case r.Mark != nil:
 		h.Marks = append(h.Marks, *r.Mark)
+	default:
+		return h.addKube(r)
+	}
+	return nil
+}
+
+func (h *History) addKube(r Record) error {
+	if h.kubeWatchIndex == nil {
+		h.kubeWatchIndex = map[int64]*KubeWatchStream{}
+	}
+	switch {
+	case r.KubeOp != nil:
+		h.KubeOps = append(h.KubeOps, *r.KubeOp)
+	case r.KubeWatch != nil:
+		if _, dup := h.kubeWatchIndex[r.KubeWatch.ID]; dup {
+			return fmt.Errorf("kube watch %d is opened twice", r.KubeWatch.ID)
+		}
+		ws := &KubeWatchStream{KubeWatch: *r.KubeWatch}
+		h.KubeWatches = append(h.KubeWatches, ws)
+		h.kubeWatchIndex[ws.ID] = ws
+	case r.KubeEvent != nil:
+		ws := h.kubeWatchIndex[r.KubeEvent.Watch]
+		if ws == nil {
+			return fmt.Errorf("event for kube watch %d, which was never opened", r.KubeEvent.Watch)
+		}
+		ws.Events = append(ws.Events, *r.KubeEvent)
+	case r.KubeWatchEnd != nil:
+		ws := h.kubeWatchIndex[r.KubeWatchEnd.Watch]
+		if ws == nil {
+			return fmt.Errorf("end of kube watch %d, which was never opened", r.KubeWatchEnd.Watch)
+		}
+		e := *r.KubeWatchEnd
+		ws.End = &e
 	}
 	return nil
 }
@@ -164,6 +208,18 @@ func (h *History) Records() []Record {
 	}
 	for i := range h.Marks {
 		all = append(all, timed{h.Marks[i].Time, Record{Mark: &h.Marks[i]}})
+	}
+	for i := range h.KubeOps {
+		all = append(all, timed{h.KubeOps[i].Return, Record{KubeOp: &h.KubeOps[i]}})
+	}
+	for _, w := range h.KubeWatches {
+		all = append(all, timed{w.Call, Record{KubeWatch: &w.KubeWatch}})
+		for i := range w.Events {
+			all = append(all, timed{w.Events[i].Time, Record{KubeEvent: &w.Events[i]}})
+		}
+		if w.End != nil {
+			all = append(all, timed{w.End.Time, Record{KubeWatchEnd: w.End}})
+		}
 	}
 	// Stable, so a watch's responses keep their order and follow the watch.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].t < all[j].t })

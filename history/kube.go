@@ -1,0 +1,174 @@
+package history
+
+import "time"
+
+// The Kubernetes side of a history: requests to one namespaced resource of
+// a Kubernetes API server (ConfigMaps by default) and the watch events it
+// served. Resource versions are kept as the strings the server sent, since
+// kube/rv-format judges exactly that string.
+
+// KubeVerb names a Kubernetes API call.
+type KubeVerb string
+
+const (
+	KubeCreate KubeVerb = "create"
+	KubeGet    KubeVerb = "get"
+	KubeList   KubeVerb = "list"
+	KubeUpdate KubeVerb = "update"
+	KubeDelete KubeVerb = "delete"
+)
+
+// IsWrite reports whether a call of this verb can change the collection.
+func (v KubeVerb) IsWrite() bool {
+	return v == KubeCreate || v == KubeUpdate || v == KubeDelete
+}
+
+// Object is the part of a Kubernetes object vigil looks at.
+type Object struct {
+	Name            string `json:"name"`
+	UID             string `json:"uid,omitempty"`
+	ResourceVersion string `json:"rv,omitempty"`
+	// Value is the object's data["value"]: unique per write, so an observed
+	// value names the write that produced it.
+	Value  string            `json:"value,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations are kept only where a check needs them (the
+	// k8s.io/initial-events-end annotation of a BOOKMARK).
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// KubeRequest is the input of one Kubernetes API call. Empty strings are
+// query parameters that were not sent.
+type KubeRequest struct {
+	Verb KubeVerb `json:"verb"`
+	// Name is the object's name (get, update, delete; create takes it from Object).
+	Name                 string `json:"name,omitempty"`
+	ResourceVersion      string `json:"rv,omitempty"`
+	ResourceVersionMatch string `json:"rv_match,omitempty"`
+	Limit                int64  `json:"limit,omitempty"`
+	Continue             string `json:"continue,omitempty"`
+	LabelSelector        string `json:"label_selector,omitempty"`
+	// Object is the body of create and update; for update its
+	// ResourceVersion is the optimistic-concurrency precondition.
+	Object *Object `json:"object,omitempty"`
+	// PreconditionRV and PreconditionUID are a delete's preconditions.
+	PreconditionRV  string `json:"precondition_rv,omitempty"`
+	PreconditionUID string `json:"precondition_uid,omitempty"`
+}
+
+// KubeStatus is a metav1.Status the server answered with (an error code,
+// or the object of a watch ERROR event).
+type KubeStatus struct {
+	Code    int    `json:"code"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// KubeResponse is a successful answer (HTTP 2xx).
+type KubeResponse struct {
+	Code int `json:"code"`
+	// Object answers create, get, update and delete.
+	Object *Object `json:"object,omitempty"`
+	// Items, ListRV, Continue and RemainingItemCount answer list.
+	Items              []Object `json:"items,omitempty"`
+	ListRV             string   `json:"list_rv,omitempty"`
+	Continue           string   `json:"continue,omitempty"`
+	RemainingItemCount *int64   `json:"remaining,omitempty"`
+}
+
+// KubeOperation is one Kubernetes API call. Exactly one of Response,
+// Status and Error is set: Status when the server answered with an error
+// code (a definite answer), Error when no answer came (the outcome of a
+// write is then unknown).
+type KubeOperation struct {
+	ID     int64  `json:"id"`
+	Client int    `json:"client"`
+	Server string `json:"server,omitempty"`
+	// Call and Return are read from the run's clock.
+	Call     time.Duration `json:"call_ns"`
+	Return   time.Duration `json:"return_ns"`
+	Request  KubeRequest   `json:"request"`
+	Response *KubeResponse `json:"response,omitempty"`
+	Status   *KubeStatus   `json:"status,omitempty"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// KubeWatchRequest is what a Kubernetes watch asked for. Nil booleans were
+// not sent.
+type KubeWatchRequest struct {
+	ResourceVersion      string `json:"rv,omitempty"`
+	ResourceVersionMatch string `json:"rv_match,omitempty"`
+	AllowBookmarks       bool   `json:"allow_bookmarks,omitempty"`
+	SendInitialEvents    *bool  `json:"send_initial_events,omitempty"`
+	TimeoutSeconds       int64  `json:"timeout_seconds,omitempty"`
+	LabelSelector        string `json:"label_selector,omitempty"`
+	// Continue is sent only by the watchlist-validation probes.
+	Continue string `json:"continue,omitempty"`
+}
+
+// KubeWatch is the opening of one Kubernetes watch.
+type KubeWatch struct {
+	ID     int64         `json:"id"`
+	Client int           `json:"client"`
+	Server string        `json:"server,omitempty"`
+	Call   time.Duration `json:"call_ns"`
+	// Resumes is the ID of the watch this one continues from its last RV; 0 if none.
+	Resumes int64 `json:"resumes,omitempty"`
+	// AfterList is the ID of the list operation whose RV this watch starts from; 0 if none.
+	AfterList int64            `json:"after_list,omitempty"`
+	Request   KubeWatchRequest `json:"request"`
+}
+
+// Kubernetes watch event types.
+const (
+	KubeAdded    = "ADDED"
+	KubeModified = "MODIFIED"
+	KubeDeleted  = "DELETED"
+	KubeBookmark = "BOOKMARK"
+	KubeError    = "ERROR"
+)
+
+// AnnotationInitialEventsEnd marks the BOOKMARK that ends a streaming list's initial events.
+const AnnotationInitialEventsEnd = "k8s.io/initial-events-end"
+
+// KubeEvent is one event received on a Kubernetes watch.
+type KubeEvent struct {
+	Watch int64         `json:"watch"`
+	Time  time.Duration `json:"time_ns"`
+	Type  string        `json:"type"`
+	// Object is set for every type but ERROR; Status for ERROR.
+	Object *Object     `json:"object,omitempty"`
+	Status *KubeStatus `json:"status,omitempty"`
+}
+
+// KubeWatchEnd records how a Kubernetes watch ended, as the client saw it.
+type KubeWatchEnd struct {
+	Watch int64         `json:"watch"`
+	Time  time.Duration `json:"time_ns"`
+	// Reason: EndClient (vigil closed it), EndServer (the server closed the
+	// stream cleanly, e.g. at timeoutSeconds), EndError (it broke, or was refused).
+	Reason WatchEndReason `json:"reason"`
+	// Status is set when the server refused the watch with an HTTP error
+	// (e.g. 400 for an invalid request, 410 from some servers).
+	Status *KubeStatus `json:"status,omitempty"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// KubeWatchStream is one Kubernetes watch with everything it received.
+type KubeWatchStream struct {
+	KubeWatch
+	Events []KubeEvent
+	// End is nil when the history does not say how the watch ended.
+	End *KubeWatchEnd
+}
+
+// KubeWatchByID returns the Kubernetes watch with the given id, or nil.
+func (h *History) KubeWatchByID(id int64) *KubeWatchStream {
+	if h.kubeWatchIndex == nil {
+		h.kubeWatchIndex = map[int64]*KubeWatchStream{}
+		for _, w := range h.KubeWatches {
+			h.kubeWatchIndex[w.ID] = w
+		}
+	}
+	return h.kubeWatchIndex[id]
+}
