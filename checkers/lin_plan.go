@@ -14,9 +14,12 @@ import (
 // a write at its revision, anything else (a read, a compaction, a write
 // that changed nothing) just after the write of its header revision. The
 // plan sorts those fixed operations by revision; what remains is small:
-//   - flexible operations, a definite error with no header revision, go at
-//     the place inside their interval that suits them best (a compacted
-//     error as late as it can, a future-revision error as early);
+//   - flexible operations, a definite error with no header revision or an
+//     acknowledged compaction (its header revision is read when etcd
+//     answers, so it only bounds where it applied), go at the place inside
+//     their interval that suits them best (a compacted error as late as it
+//     can, a future-revision error as early); compactions are always
+//     searched;
 //   - floating operations, writes of unknown outcome no one saw, are left
 //     out: with every revision taken by a known write there is nowhere to
 //     apply them, and where a revision is missing the replay searches
@@ -90,34 +93,33 @@ func (p *linPrep) plan() *linPlan {
 	var fixed, flex []int32
 	for i, op := range p.ops {
 		pl.pos[i], pl.lo[i], pl.hi[i] = -1, -1, -1
-		switch op.mode {
-		case modeAcked:
+		switch {
+		case op.mode == modeAcked && op.req.Kind == history.OpCompact:
+			// etcd reads a compaction's header revision when it answers,
+			// not when it applies it (v3_server.go): writes in between
+			// raise it. So it only bounds the place from above; the
+			// compaction is flexible and always searched.
+			flex = append(flex, int32(i))
+		case op.mode == modeAcked:
 			pl.rev[i], slot[i] = op.resp.Revision, slotRead
 			if _, wrote := writeRevision(op.req, op.resp); wrote {
 				slot[i] = slotWrite
 			}
-			switch {
-			case slot[i] == slotWrite:
+			tie[i] = p.pops[i].Call
+			if slot[i] == slotWrite {
 				tie[i] = p.pops[i].Return
-			case op.req.Kind == history.OpCompact:
-				// Late among the readers of its revision: a reader called
-				// before it returned can go first, and for a read at an old
-				// revision earlier is better.
-				tie[i] = p.pops[i].Return
-			default:
-				tie[i] = p.pops[i].Call
 			}
 			fixed = append(fixed, int32(i))
-		case modeMust:
+		case op.mode == modeMust:
 			if op.pin > 0 {
 				pl.rev[i], slot[i], tie[i] = op.pin, slotWrite, p.pops[i].Return
 				fixed = append(fixed, int32(i))
 			} else {
 				flex = append(flex, int32(i))
 			}
-		case modeDefinite:
+		case op.mode == modeDefinite:
 			flex = append(flex, int32(i))
-		case modeMaybe:
+		case op.mode == modeMaybe:
 			pl.floaters = append(pl.floaters, int32(i))
 		}
 	}
@@ -206,7 +208,7 @@ func (p *linPrep) plan() *linPlan {
 			lo = fixedPos[x.lo-1] + 1
 		}
 		pl.lo[x.op], pl.hi[x.op] = lo, fixedPos[x.hi]
-		if p.ops[x.op].mode == modeMust { // no revision to place it at: search it
+		if p.ops[x.op].mode == modeMust || p.ops[x.op].mode == modeAcked { // no revision to place it at: search it
 			pl.troubles = append(pl.troubles, trouble{lo: lo, hi: max(lo, fixedPos[x.hi]-1), early: x.op, late: x.op})
 		}
 	}
