@@ -3,6 +3,7 @@ package checkers
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/vigil-suite/vigil/history"
 )
@@ -69,6 +70,10 @@ type linRun struct {
 	// and linSearchMemory unless a test says otherwise.
 	maxOps int
 	memory int64
+	// deadline ends every search once cfg.LinearizabilityTimeout has passed
+	// since the check began (zero: no limit). It is the one clock a checker
+	// reads, and it can only turn a verdict into unknown.
+	deadline time.Time
 	// searchAll makes the whole plan one search (tests of the budgets).
 	searchAll bool
 	// onSearch, if set, sees every search and how it ended (diagnostics
@@ -113,7 +118,10 @@ type searchStats struct {
 func (p *linPrep) newRun(pl *linPlan, cfg Config) *linRun {
 	r := &linRun{p: p, pl: pl, m: kvModel{ks: p.ks}, cfg: cfg, maxOps: linWindowMaxOps, memory: linSearchMemory,
 		states: make([]kvState, len(pl.seq)+1),
-		used: map[int32]int{}, obs: map[int32][]int32{}, early: map[int32]bool{}}
+		used:   map[int32]int{}, obs: map[int32][]int32{}, early: map[int32]bool{}}
+	if cfg.LinearizabilityTimeout > 0 {
+		r.deadline = time.Now().Add(cfg.LinearizabilityTimeout)
+	}
 	r.states[0] = initialState(p.ks)
 	for _, i := range pl.floaters {
 		if pl.floorPos[i] < 0 {
@@ -226,8 +234,8 @@ func (r *linRun) search(a, b int32, tr *trouble) (next int32, done bool) {
 			r.states[b] = end
 			return b, false
 		case out.timedOut:
-			r.st.reason = fmt.Sprintf("the search around revisions %s (%d operations) did not finish within its budget of %s",
-				r.revRange(a, b), n, r.cfg.LinearizabilityTimeout)
+			r.st.reason = fmt.Sprintf("the check's time budget of %s (--check-timeout) ran out in the search around revisions %s (%d operations)",
+				r.cfg.LinearizabilityTimeout, r.revRange(a, b), n)
 			return 0, true
 		case out.exhausted:
 			r.st.reason = fmt.Sprintf("the search around revisions %s (%d operations) ran out of its memory budget "+

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -259,7 +260,13 @@ func (r *linRun) porcupine(set *searchSet, ordered bool) searchOutcome {
 		ws.kv = s
 		return true, ws
 	}
-	res, info := porcupine.CheckOperationsVerbose(model, set.pops, r.cfg.LinearizabilityTimeout)
+	timeout := time.Duration(0)
+	if !r.deadline.IsZero() {
+		if timeout = time.Until(r.deadline); timeout <= 0 {
+			return searchOutcome{timedOut: true, limit: limit}
+		}
+	}
+	res, info := porcupine.CheckOperationsVerbose(model, set.pops, timeout)
 	r.st.windows++
 	r.st.ops += n
 	r.st.maxOps = max(r.st.maxOps, n)

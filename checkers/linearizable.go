@@ -44,9 +44,9 @@ import (
 // confirmed by such a search. The cost is linear in the history plus the
 // searches, each small unless writes of unknown outcome pile up.
 //
-// Each search gets cfg.LinearizabilityTimeout (zero: no limit), at most
-// linWindowMaxOps operations and linSearchMemory of states; past any of
-// them the verdict is unknown and Reason says which ran out.
+// The whole check gets cfg.LinearizabilityTimeout (zero: no limit); each
+// search at most linWindowMaxOps operations and linSearchMemory of states;
+// past any of them the verdict is unknown and Reason says which ran out.
 func CheckLinearizable(h *history.History, cfg Config) Result { return checkLinearizable(h, cfg, nil) }
 
 func checkLinearizable(h *history.History, cfg Config, tune func(*linRun)) Result {

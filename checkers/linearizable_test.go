@@ -303,7 +303,7 @@ func TestLinearizableBudgetsAreUnknown(t *testing.T) {
 		tune   func(*linRun)
 		reason string
 	}{
-		{name: "time", cfg: func(c *Config) { c.LinearizabilityTimeout = time.Nanosecond }, reason: "did not finish within its budget of 1ns"},
+		{name: "time", cfg: func(c *Config) { c.LinearizabilityTimeout = time.Nanosecond }, reason: "time budget of 1ns"},
 		{name: "operations", tune: func(r *linRun) { r.maxOps = 1000 }, reason: "more than its cap of 1000"},
 		{name: "memory", tune: func(r *linRun) { r.memory = 1 << 20 }, reason: "ran out of its memory budget"},
 	}

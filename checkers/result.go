@@ -67,8 +67,8 @@ func (v Violation) Unwrap() error { return v.Guarantee }
 
 // Config sets the budgets and bounds of the checks.
 type Config struct {
-	// LinearizabilityTimeout bounds the porcupine search; past it the verdict
-	// is unknown.
+	// LinearizabilityTimeout bounds the whole kv/linearizable check; past
+	// it the verdict is unknown.
 	LinearizabilityTimeout time.Duration
 	// MaxViolations caps the violations kept per check (the count is still
 	// reported in the figures).
