@@ -47,6 +47,7 @@ func cmdCheck(args []string) (int, error) {
 	out := filepath.Join(filepath.Dir(path), "check")
 	if err := os.MkdirAll(out, 0o755); err == nil {
 		writeReports(out, r)
+		writeVisualization(out, h, results, cfg)
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil
@@ -62,4 +63,16 @@ func historySpan(h *history.History) time.Duration {
 		last = max(last, m.Time)
 	}
 	return last
+}
+
+// writeVisualization draws kv/linearizable's view into dir and says where;
+// a drawing that fails is reported, not fatal: the verdicts stand.
+func writeVisualization(dir string, h *history.History, results []checkers.Result, cfg checkers.Config) {
+	path, what, err := reports.WriteVisualization(dir, h, results, cfg)
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
+	case path != "":
+		fmt.Fprintf(os.Stderr, "linearizability view: %s (%s)\n", path, what)
+	}
 }

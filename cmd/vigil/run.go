@@ -228,6 +228,7 @@ func cmdRun(args []string) (int, error) {
 	if err := writeReports(f.out, r); err != nil {
 		return exitSetup, err
 	}
+	writeVisualization(f.out, out.History, out.Results, ccfg)
 	reports.Table(os.Stdout, r)
 	if f.sabotage != "" {
 		reportSabotage(f.sabotage, out.History, out.Results)
