@@ -70,3 +70,27 @@ func CodeOf(err error) history.ErrorCode {
 	}
 	return history.ErrUnknown
 }
+
+// Forwarder hands watch messages to the caller of a Watch until the caller
+// closes it (cancels its ctx); from then on it drops everything. What the
+// caller took is thus always a prefix of the stream. A bare select between
+// a free slot in the channel and a done ctx picks at random, so it could
+// drop one message and still deliver the next: a gap the watch checks
+// would rightly call a missed event.
+type Forwarder struct{ dropping bool }
+
+// Send delivers m unless the caller has closed the watch, and reports
+// whether it did. Use one Forwarder per stream, from one goroutine.
+func (f *Forwarder) Send(ctx context.Context, out chan<- WatchMessage, m WatchMessage) bool {
+	if f.dropping || ctx.Err() != nil {
+		f.dropping = true
+		return false
+	}
+	select {
+	case out <- m:
+		return true
+	case <-ctx.Done():
+		f.dropping = true
+		return false
+	}
+}

@@ -39,16 +39,15 @@ func (c *Client) Watch(ctx context.Context, req history.WatchRequest) <-chan tar
 	out := make(chan targets.WatchMessage, 16)
 	go func() {
 		defer close(out)
+		var fw targets.Forwarder
 		for resp := range in {
+			// Keep draining after the caller closed the watch, so clientv3
+			// can close the channel.
 			m := targets.WatchMessage{Response: fromWatchResponse(resp)}
 			if err := resp.Err(); err != nil && !resp.Canceled {
 				m.Err = err
 			}
-			select {
-			case out <- m:
-			case <-ctx.Done():
-				// Keep draining so clientv3 can close the channel.
-			}
+			fw.Send(ctx, out, m)
 		}
 	}()
 	return out

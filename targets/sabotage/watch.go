@@ -26,7 +26,8 @@ type stream struct {
 	req history.WatchRequest
 	out chan targets.WatchMessage
 
-	events int                   // events delivered so far
+	events int // events delivered so far
+	fw     targets.Forwarder
 	last   map[string]history.KV // wrong-prev-kv: the last put delivered per key
 	held   *held                 // a message held back (drop-event, reorder-events)
 	// compaction-silent: the inner watch that continues this stream once
@@ -78,10 +79,7 @@ func (st *stream) emit(m targets.WatchMessage) {
 		}
 	}
 	st.events += len(r.Events)
-	select {
-	case st.out <- m:
-	case <-st.ctx.Done():
-	}
+	st.fw.Send(st.ctx, st.out, m)
 }
 
 func (st *stream) handle(m targets.WatchMessage) {
