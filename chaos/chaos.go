@@ -37,6 +37,9 @@ type Env struct {
 	Failpoints Failpoints
 	// Membership is nil when the fixture cannot change the membership.
 	Membership Membership
+	// APIServers is nil when no kube-apiserver replicas run over the
+	// cluster (see kube.go).
+	APIServers APIServers
 	// Do sends a request as chaos's own client, recorded in the history.
 	Do  func(ctx context.Context, req history.Request) (*history.Response, error)
 	Rec *history.Recorder
@@ -73,6 +76,8 @@ type Needs struct {
 	Failpoints bool   // members running a gofail build
 	Failpoint  string // this failpoint in that build (implies Failpoints)
 	Membership bool   // a fixture that can remove and add members
+	APIServers bool   // kube-apiserver replicas over the cluster (--target kube)
+	Docker     bool   // members in containers on vigil's Docker network (--fixture docker)
 }
 
 func (n Needs) String() string {
@@ -90,6 +95,12 @@ func (n Needs) String() string {
 	}
 	if n.Membership {
 		parts = append(parts, "membership changes")
+	}
+	if n.APIServers {
+		parts = append(parts, "API servers (--target kube)")
+	}
+	if n.Docker {
+		parts = append(parts, "--fixture docker")
 	}
 	if n.Members > 1 {
 		parts = append(parts, fmt.Sprintf("members >= %d", n.Members))
@@ -122,6 +133,12 @@ func (n Needs) Unmet(env *Env) error {
 	}
 	if n.Membership && env.Membership == nil {
 		return fmt.Errorf("needs a fixture that can remove and add members (the process fixture)")
+	}
+	if _, docker := env.Links.(*DockerNet); n.Docker && !docker {
+		return fmt.Errorf("needs the members' Docker network (vigil run --fixture docker)")
+	}
+	if n.APIServers && (env.APIServers == nil || len(env.APIServers.APIServerNames()) == 0) {
+		return fmt.Errorf("needs kube-apiserver replicas run by vigil (vigil run --target kube with the process fixture)")
 	}
 	if m := len(env.Fixture.Members()); m < n.Members {
 		return fmt.Errorf("needs at least %d members, the cluster has %d", n.Members, m)

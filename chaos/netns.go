@@ -82,6 +82,27 @@ func forwardRule(id string) []string {
 	return []string{"FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT", "-m", "comment", "--comment", "vigil " + id}
 }
 
+// The rules the privileged networks (netns, and docker through nsenter)
+// put inside a member's own network namespace, to be run there behind the
+// network's command prefix. Members listen for clients on clientPort in
+// their namespace.
+const clientPort = 2379
+
+// dropPeerRule drops every packet from the peer at fromIP: that peer's
+// link towards this member is cut.
+func dropPeerRule(fromIP string) []string {
+	return []string{"iptables", "-A", "INPUT", "-s", fromIP, "-j", "DROP"}
+}
+
+// dropClientRule drops the client traffic that comes from this machine
+// (hostIP, the bridge's address, as the member sees it).
+func dropClientRule(hostIP string) []string {
+	return []string{"iptables", "-A", "INPUT", "-s", hostIP, "-p", "tcp", "--dport", strconv.Itoa(clientPort), "-j", "DROP"}
+}
+
+// flushRule removes every rule the two above added.
+func flushRule() []string { return []string{"iptables", "-F", "INPUT"} }
+
 func run(args ...string) error {
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 	if err != nil {
@@ -147,7 +168,7 @@ func (n *NetnsNet) CutPeer(from, to string) error {
 	if err != nil {
 		return err
 	}
-	return run("ip", "netns", "exec", n.nsName(t), "iptables", "-A", "INPUT", "-s", n.ip(f), "-j", "DROP")
+	return run(append([]string{"ip", "netns", "exec", n.nsName(t)}, dropPeerRule(n.ip(f))...)...)
 }
 
 // CutClient drops, inside member's namespace, client traffic from the host.
@@ -156,8 +177,7 @@ func (n *NetnsNet) CutClient(member string) error {
 	if err != nil {
 		return err
 	}
-	return run("ip", "netns", "exec", n.nsName(i), "iptables", "-A", "INPUT", "-s", n.subnet+".1",
-		"-p", "tcp", "--dport", "2379", "-j", "DROP")
+	return run(append([]string{"ip", "netns", "exec", n.nsName(i)}, dropClientRule(n.subnet+".1")...)...)
 }
 
 // Degrade is not possible without netem.
@@ -174,7 +194,7 @@ func (n *NetnsNet) Heal() error {
 	defer n.mu.Unlock()
 	var errs []error
 	for _, ns := range n.ns {
-		if err := run("ip", "netns", "exec", ns, "iptables", "-F", "INPUT"); err != nil {
+		if err := run(append([]string{"ip", "netns", "exec", ns}, flushRule()...)...); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -76,7 +76,7 @@ const (
 // a MUST. Its violations still make its verdict fail; the caller decides
 // what a failed SHOULD means for the run.
 func IsShould(name string) bool {
-	return name == NameWatchLiveness || name == NameWatchPrevKVAtCreation
+	return name == NameWatchLiveness || name == NameWatchPrevKVAtCreation || isKubeShould(name)
 }
 
 // All returns every check this package implements, in report order: the

@@ -57,6 +57,9 @@ type Violation struct {
 	// Operations and Events are the records that prove the violation.
 	Operations []int64           `json:"operations,omitempty"`
 	Events     []history.EventAt `json:"events,omitempty"`
+	// KubeEvents are Kubernetes watch events that prove it (Kubernetes
+	// checks); each names its watch and its index in that watch.
+	KubeEvents []history.KubeEventAt `json:"kube_events,omitempty"`
 }
 
 // Error makes a Violation usable as an error wrapping its guarantee.

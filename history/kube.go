@@ -62,6 +62,14 @@ type KubeStatus struct {
 	Code    int    `json:"code"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Causes are the types of the Status's details.causes, e.g.
+	// "ResourceVersionTooLarge" on the 504 that answers a future RV
+	// (added for kube/future-rv).
+	Causes []string `json:"causes,omitempty"`
+	// Continue is the Status's metadata.continue: the fresh, inconsistent
+	// continue token a 410 on an expired continue token carries (added for
+	// kube/continue-expired).
+	Continue string `json:"continue,omitempty"`
 }
 
 // KubeResponse is a successful answer (HTTP 2xx).
@@ -139,6 +147,13 @@ type KubeEvent struct {
 	// Object is set for every type but ERROR; Status for ERROR.
 	Object *Object     `json:"object,omitempty"`
 	Status *KubeStatus `json:"status,omitempty"`
+}
+
+// KubeEventAt is an event with its place in its watch: Index counts the
+// watch's events from 0, in arrival order. Violations cite events this way.
+type KubeEventAt struct {
+	Index int       `json:"index"`
+	Event KubeEvent `json:"event"`
 }
 
 // KubeWatchEnd records how a Kubernetes watch ended, as the client saw it.

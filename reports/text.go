@@ -98,6 +98,29 @@ func writeViolation(w io.Writer, v checkers.Violation, indent string) {
 	for _, e := range v.Events {
 		fmt.Fprintf(w, "%s    watch %d response %d: %s\n", indent, e.Watch, e.Response, eventText(e.Event))
 	}
+	for _, e := range v.KubeEvents {
+		fmt.Fprintf(w, "%s    watch %d event %d: %s\n", indent, e.Event.Watch, e.Index, kubeEventText(e.Event))
+	}
+}
+
+// kubeEventText renders a Kubernetes watch event: type, object, RV, value.
+func kubeEventText(e history.KubeEvent) string {
+	switch {
+	case e.Status != nil:
+		return fmt.Sprintf("%s %d %s", e.Type, e.Status.Code, e.Status.Reason)
+	case e.Object == nil:
+		return e.Type
+	case e.Type == history.KubeBookmark:
+		return fmt.Sprintf("BOOKMARK rv=%s", e.Object.ResourceVersion)
+	}
+	s := fmt.Sprintf("%s %s rv=%s", e.Type, e.Object.Name, e.Object.ResourceVersion)
+	if e.Object.Value != "" {
+		s += fmt.Sprintf(" value=%q", e.Object.Value)
+	}
+	if len(e.Object.Labels) > 0 {
+		s += fmt.Sprintf(" labels=%v", e.Object.Labels)
+	}
+	return s
 }
 
 func joinIDs(ids []int64) string {

@@ -69,8 +69,8 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	if err := cfg.Workload.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && !ok {
-		return nil, fmt.Errorf("unknown sabotage mode %q; modes: %v", cfg.Sabotage, sabotage.Names())
+	if m, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && (!ok || m.Target != sabotage.TargetEtcd) {
+		return nil, fmt.Errorf("%q is not a sabotage mode of the etcd target; modes: %v", cfg.Sabotage, sabotage.NamesFor(sabotage.TargetEtcd))
 	}
 	w, err := history.Create(filepath.Join(cfg.Out, history.FileName))
 	if err != nil {
@@ -152,10 +152,11 @@ func sabotageWrapper(sab, outer Wrapper) Wrapper {
 	}
 }
 
-// Check runs every checker on h and measures each (checkers read no clock).
+// Check runs every checker that judges h (the etcd checks, or the
+// Kubernetes ones for a kube run) and measures each (checkers read no clock).
 func Check(h *history.History, cfg checkers.Config) []checkers.Result {
 	var results []checkers.Result
-	for _, c := range checkers.All() {
+	for _, c := range checkers.ForHistory(h) {
 		start := time.Now()
 		r := checkers.RunCheck(c, h, cfg)
 		r.Elapsed = time.Since(start)

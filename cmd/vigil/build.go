@@ -31,14 +31,23 @@ func cmdBuild(args []string) error {
 		return usageError("%v", err)
 	}
 	if fset.NArg() < 1 || fset.NArg() > 2 {
-		return usageError("usage: vigil build etcd [VERSION] [--failpoints]")
-	}
-	if fset.Arg(0) != "etcd" {
-		return usageError("vigil build %q: this version builds etcd only", fset.Arg(0))
+		return usageError("usage: vigil build etcd|kube-apiserver [VERSION] [--failpoints]")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	path, err := binaries.Etcd(ctx, binaries.Options{Version: fset.Arg(1), Failpoints: *failpoints, Progress: os.Stderr})
+	var path string
+	var err error
+	switch fset.Arg(0) {
+	case "etcd":
+		path, err = binaries.Etcd(ctx, binaries.Options{Version: fset.Arg(1), Failpoints: *failpoints, Progress: os.Stderr})
+	case "kube-apiserver":
+		if *failpoints {
+			return usageError("--failpoints applies to etcd builds only")
+		}
+		path, err = binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: fset.Arg(1), Progress: os.Stderr})
+	default:
+		return usageError("vigil build %q: want etcd or kube-apiserver", fset.Arg(0))
+	}
 	if err != nil {
 		return err
 	}

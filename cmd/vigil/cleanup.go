@@ -1,18 +1,29 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/vigil-suite/vigil/chaos"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/fixtures/runs"
 )
 
 // cmdCleanup removes what killed runs left behind: it goes through the
 // registry of runs whose vigil is gone and kills their members. With
-// arguments, it cleans those output dirs instead.
+// arguments, it cleans those output dirs instead. Docker runs are found
+// by their labels; --images also removes vigil's cached Docker images.
 func cmdCleanup(args []string) error {
-	dirs := args
+	fs := flag.NewFlagSet("vigil cleanup", flag.ContinueOnError)
+	images := fs.Bool("images", false, "also remove the Docker images vigil built (they are rebuilt when needed)")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil
+		}
+		return usageError("%v", err)
+	}
+	dirs := fs.Args()
 	var entries []runs.Entry
 	if len(dirs) == 0 {
 		all, err := runs.Entries()
@@ -30,10 +41,16 @@ func cmdCleanup(args []string) error {
 	}
 	total := 0
 	for _, d := range dirs {
-		killed, err := etcdproc.KillLeftovers(d)
+		// API servers first: they sit on the etcd members.
+		killed, err := kubeapiserver.KillLeftovers(d)
 		if err != nil {
 			return fmt.Errorf("%s: %w", d, err)
 		}
+		members, err := etcdproc.KillLeftovers(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		killed = append(killed, members...)
 		for _, k := range killed {
 			fmt.Printf("killed %s of the run in %s\n", k, d)
 		}
@@ -46,6 +63,12 @@ func cmdCleanup(args []string) error {
 	for _, r := range chaos.CleanupNetns(false) {
 		fmt.Printf("removed %s\n", r)
 		total++
+	}
+	// Containers and networks of docker runs whose vigil is gone, by label.
+	n, err := cleanupDocker(*images)
+	total += n
+	if err != nil {
+		return err
 	}
 	fmt.Printf("cleanup: %d leftover(s) removed, %d interrupted run(s) cleared\n", total, len(entries))
 	return nil

@@ -312,6 +312,8 @@ func TestSetupErrorsExit3(t *testing.T) {
 		{"missing binary", []string{"run", "--etcd-binary", "/nonexistent/etcd"}, "/nonexistent/etcd"},
 		{"check of nothing", []string{"check", "/nonexistent/run"}, "does not exist"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"bad kube-apiserver version", []string{"build", "kube-apiserver", "1.36"}, "v1.Y.Z"},
+		{"unknown build", []string{"build", "frobnicate"}, "kube-apiserver"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -351,12 +353,13 @@ func TestSabotageList(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	modes := 0
 	for _, l := range lines {
-		if f := strings.Fields(l); len(f) >= 2 && (strings.HasPrefix(f[1], "kv/") || strings.HasPrefix(f[1], "watch/")) {
+		if f := strings.Fields(l); len(f) >= 3 && (strings.HasPrefix(f[1], "kv/") || strings.HasPrefix(f[1], "watch/") ||
+			strings.HasPrefix(f[1], "kube/")) && (f[2] == "etcd" || f[2] == "kube") {
 			modes++
 		}
 	}
-	if modes < 13 {
-		t.Fatalf("%d modes with the check they must trip, want 13:\n%s", modes, res.stdout)
+	if modes < 18 {
+		t.Fatalf("%d modes with the check they must trip and their target, want 18:\n%s", modes, res.stdout)
 	}
 	bad := vigil(t, time.Minute, "run", "--sabotage", "frobnicate", "--out", filepath.Join(t.TempDir(), "x"))
 	if bad.code != 3 || !strings.Contains(bad.stderr, "drop-event") {

@@ -79,6 +79,10 @@ func failpointsHere(version, binary string) (failpointBuild, error) {
 // here is the HERE column for an injector with these needs.
 func (b failpointBuild) here(n chaos.Needs) string {
 	switch {
+	case n.APIServers:
+		return "yes, with --target kube"
+	case n.Docker:
+		return "yes, with --fixture docker"
 	case !n.Failpoints && n.Failpoint == "":
 		return "yes"
 	case b.names == nil:

@@ -27,7 +27,7 @@ const (
 	exitSetup   = 3
 )
 
-const usage = `vigil — watch and consistency conformance for etcd-API systems
+const usage = `vigil — watch and consistency conformance for etcd-API and Kubernetes-API systems
 
 usage:
   vigil run    [flags]        run a checked workload (vigil run -h for flags)
@@ -35,8 +35,11 @@ usage:
   vigil faults                list the fault injectors (vigil run --faults ...)
   vigil sabotage list         list the sabotage modes (vigil run --sabotage ...)
                               and the check each one must trip
-  vigil build  etcd [VERSION] build and cache an etcd binary
-  vigil cleanup [DIR...]      remove what interrupted runs left behind
+  vigil build  etcd [VERSION] [--failpoints]
+  vigil build  kube-apiserver [VERSION]
+                              build and cache a binary from the Go module proxy
+  vigil cleanup [--images] [DIR...]
+                              remove what interrupted runs left behind
   vigil version               print vigil's version
 
 exit codes: 0 pass, 1 violation found, 2 unknown (no violation, some check
@@ -103,21 +106,23 @@ func setupError(err error) error {
 }
 
 // cmdSabotage is `vigil sabotage list`: one mode per line, name first, then
-// the check it must trip, then what it does.
+// the check it must trip, the target it applies to (--target), and what it
+// does.
 func cmdSabotage(args []string) error {
 	if len(args) != 1 || args[0] != "list" {
 		return usageError("usage: vigil sabotage list")
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	for _, m := range sabotage.Modes() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Name, m.Check, m.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Check, m.Target, m.Description)
 	}
 	return tw.Flush()
 }
 
-func knownSabotage(name string) bool {
-	_, ok := sabotage.Lookup(name)
-	return ok
+// knownSabotage reports whether name is a sabotage mode of target.
+func knownSabotage(name, target string) bool {
+	m, ok := sabotage.Lookup(name)
+	return ok && m.Target == target
 }
 
 // reportSabotage says after the table whether the sabotage was injected and

@@ -34,14 +34,15 @@ type runFlags struct {
 	startTimeout, linTimeout, faultInterval                                    time.Duration
 	workload                                                                   suites.WorkloadConfig
 	schedule                                                                   chaos.Schedule
+	kube                                                                       kubeFlags // --target kube (runkube.go)
 }
 
 func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	f := &runFlags{workload: suites.DefaultWorkload()}
 	fs := flag.NewFlagSet("vigil run", flag.ContinueOnError)
-	fs.StringVar(&f.target, "target", "etcd", "API family of the system under test: etcd")
-	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes) or external (your own cluster, see --endpoints)")
-	fs.IntVar(&f.members, "members", 3, "cluster size for the process fixture: 1, 3 or 5")
+	fs.StringVar(&f.target, "target", "etcd", "API family of the system under test: etcd or kube")
+	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes), docker (one container per member, see fixtures/containers) or external (your own cluster, see --endpoints)")
+	fs.IntVar(&f.members, "members", 3, "cluster size for the process and docker fixtures: 1, 3 or 5")
 	fs.StringVar(&f.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version to build from the Go module proxy (e.g. v3.5.17, v3.6.16, v3.7.3, v3.4.25)")
 	fs.StringVar(&f.etcdBinary, "etcd-binary", "", "use this etcd binary instead of building one")
 	fs.BoolVar(&f.failpoints, "failpoints", false, "run a gofail build of etcd (vigil build etcd VERSION --failpoints) whose failpoints the failpoint:* faults arm; implied by those faults")
@@ -62,6 +63,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.StringVar(&f.sabotage, "sabotage", "", "inject one named semantic bug into what vigil's clients see, to prove the check it names catches it (see vigil sabotage list)")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
+	f.kube.define(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil, nil, err
@@ -81,16 +83,16 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	}
 	switch {
 	case f.target == "kube":
-		return nil, nil, usageError("--target kube is not available in this version; use --target etcd")
+		if err := checkKubeFlags(f, set); err != nil {
+			return nil, nil, err
+		}
 	case f.target != "etcd":
-		return nil, nil, usageError("--target %q: want etcd", f.target)
-	case f.fixture == "docker":
-		return nil, nil, usageError("--fixture docker is not available in this version; use process or external")
-	case f.fixture != "process" && f.fixture != "external":
-		return nil, nil, usageError("--fixture %q: want process or external", f.fixture)
+		return nil, nil, usageError("--target %q: want etcd or kube", f.target)
+	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external":
+		return nil, nil, usageError("--fixture %q: want process, docker or external", f.fixture)
 	case f.fixture == "external" && f.endpoints == "":
 		return nil, nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
-	case f.fixture == "process" && f.members != 1 && f.members != 3 && f.members != 5:
+	case f.fixture != "external" && f.members != 1 && f.members != 3 && f.members != 5:
 		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
 	case f.faults != "" && f.scheduleFile != "":
 		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
@@ -100,9 +102,9 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		return nil, nil, usageError("--net netns needs the process fixture")
 	case f.faultInterval <= 0:
 		return nil, nil, usageError("--fault-interval must be positive")
-	case f.sabotage != "" && !knownSabotage(f.sabotage):
-		return nil, nil, usageError("--sabotage %q: unknown mode; modes: %s (see vigil sabotage list)",
-			f.sabotage, strings.Join(sabotage.Names(), ", "))
+	case f.sabotage != "" && !knownSabotage(f.sabotage, f.target):
+		return nil, nil, usageError("--sabotage %q: not a mode of --target %s; its modes: %s (see vigil sabotage list)",
+			f.sabotage, f.target, strings.Join(sabotage.NamesFor(f.target), ", "))
 	}
 	if err := f.workload.Validate(); err != nil && !strings.Contains(err.Error(), "prefix") {
 		return nil, nil, usageError("%v", err)
@@ -135,8 +137,13 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		f.failpoints = true
 		set["failpoints"] = "true"
 	}
-	if f.failpoints && f.fixture != "process" {
-		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process fixture")
+	if f.failpoints && f.fixture == "external" {
+		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process or docker fixture")
+	}
+	if f.fixture == "docker" {
+		if err := checkDockerRun(f); err != nil {
+			return nil, nil, err
+		}
 	}
 	return f, set, nil
 }
@@ -148,6 +155,9 @@ func cmdRun(args []string) (int, error) {
 	}
 	if err != nil {
 		return exitSetup, err
+	}
+	if f.target == "kube" {
+		return cmdRunKube(f, set)
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return exitSetup, setupError(err)
@@ -180,6 +190,8 @@ func cmdRun(args []string) (int, error) {
 		}
 		defer nn.Close()
 		net, links = nn, nn
+	case f.fixture == "docker":
+		// The containers' own network: set up with the fixture, below.
 	case f.schedule.NeedsLinks():
 		if f.fixture != "process" {
 			return exitSetup, setupFailed(f, usageError("network faults need the process fixture"))
@@ -193,6 +205,11 @@ func cmdRun(args []string) (int, error) {
 		return exitSetup, setupFailed(f, err)
 	}
 	defer fx.Stop()
+	if f.fixture == "docker" {
+		if links, err = dockerLinks(f, fx); err != nil {
+			return exitSetup, setupFailed(f, err)
+		}
+	}
 	// A panic must not leave the cluster running.
 	defer func() {
 		if r := recover(); r != nil {
@@ -241,6 +258,12 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 	if f.fixture == "external" {
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
 	}
+	if f.fixture == "docker" {
+		// Before a build of minutes: without an engine there is no point.
+		if err := checkDockerEngine(ctx); err != nil {
+			return nil, err
+		}
+	}
 	bin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Failpoints: f.failpoints, Progress: os.Stderr})
 	if err != nil {
 		return nil, err
@@ -250,6 +273,9 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 		if v, err := binaries.EtcdVersion(bin); err == nil {
 			ver = "v" + strings.TrimPrefix(v, "v")
 		}
+	}
+	if f.fixture == "docker" {
+		return newDockerFixture(f, bin, ver), nil
 	}
 	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver, Failpoints: f.failpoints}
 	if net != nil {

@@ -24,6 +24,8 @@ type Mode struct {
 	Check string
 	// Description says what the injection does, for people.
 	Description string
+	// Target is the API family it sabotages: TargetEtcd or TargetKube.
+	Target string
 
 	// arm is the part of the run, as fractions of its duration, in which
 	// the moment the saboteur arms is drawn; maxSkip is how many eligible
@@ -67,6 +69,42 @@ var modes = []Mode{
 	{Name: "out-of-filter", Check: "watch/filter", arm: common, maxSkip: 2,
 		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
 			"filtered watch, else a key outside the watched range"},
+
+	{Name: "kube-drop-event", Check: "kube/watch-from-rv", Target: TargetKube, arm: common, maxSkip: 2,
+		Description: "drops one change from a Kubernetes watch mid-stream (never its first two or its last)"},
+	{Name: "stale-list", Check: "kube/consistent-read", Target: TargetKube, arm: common, maxSkip: 0,
+		Description: "answers a consistent list (resourceVersion unset) with an earlier list, though a write was acknowledged since"},
+	{Name: "missing-initial-events-end", Check: "kube/watchlist-initial-events", Target: TargetKube, arm: early, maxSkip: 0,
+		Description: "drops the BOOKMARK annotated k8s.io/initial-events-end from a streaming list (sendInitialEvents=true)"},
+	{Name: "conflict-not-detected", Check: "kube/optimistic-concurrency", Target: TargetKube, arm: early, maxSkip: 0,
+		Description: "an update the server refused with 409 (stale resourceVersion) is sent again without the precondition and reported as accepted"},
+	{Name: "rv-regression", Check: "kube/watch-ordered", Target: TargetKube, arm: common, maxSkip: 2,
+		Description: "one watch event carries a resourceVersion below the event delivered before it"},
+}
+
+// The API families a mode can sabotage.
+const (
+	TargetEtcd = "etcd"
+	TargetKube = "kube"
+)
+
+func init() {
+	for i := range modes {
+		if modes[i].Target == "" {
+			modes[i].Target = TargetEtcd
+		}
+	}
+}
+
+// NamesFor returns the names of the modes of one target, sorted.
+func NamesFor(target string) []string {
+	var out []string
+	for _, m := range Modes() {
+		if m.Target == target {
+			out = append(out, m.Name)
+		}
+	}
+	return out
 }
 
 // Modes returns every mode, sorted by name.

@@ -45,6 +45,11 @@ type Saboteur struct {
 	reads   map[string]rememberedRead // key -> last linearizable get that found it
 	writes  map[string]ackedWrite     // key -> last acknowledged write to it
 	counter int                       // numbers fabricated values
+
+	// stale-list: the consistent full list it would serve, when it was
+	// answered, and when the last write was acknowledged.
+	kubeList                *history.KubeResponse
+	kubeListAt, kubeWriteAt time.Duration
 }
 
 type claimState int
@@ -151,15 +156,20 @@ func (s *Saboteur) release() {
 // that started at start. details must hold "what"; "client" and "member"
 // are added.
 func (s *Saboteur) commit(c *client, start time.Duration, details map[string]string) {
+	s.commitFor(c.id, c.inner.Member(), start, details)
+}
+
+// commitFor is commit for client number id talking to member.
+func (s *Saboteur) commitFor(id int, member string, start time.Duration, details map[string]string) {
 	s.mu.Lock()
 	s.state = done
 	s.faults++
 	s.mu.Unlock()
-	details["client"] = fmt.Sprint(c.id)
-	details["member"] = c.inner.Member()
+	details["client"] = fmt.Sprint(id)
+	details["member"] = member
 	s.rec.Add(history.Record{Fault: &history.Fault{
 		ID: s.rec.NextFaultID(), Name: FaultName(s.mode.Name),
-		Targets: []string{fmt.Sprintf("client-%d", c.id), c.inner.Member()},
+		Targets: []string{fmt.Sprintf("client-%d", id), member},
 		Start:   start, End: s.rec.Now(), Details: details,
 	}})
 }

@@ -1,0 +1,490 @@
+package checkers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// readKind is the resourceVersion semantics a get or list asked for
+// (the API concepts document's table for get and list).
+type readKind int8
+
+const (
+	rkConsistent readKind = iota // RV unset: the most recent state
+	rkAny                        // RV "0": any state
+	rkNotOlder                   // RV N (get, list without limit), or resourceVersionMatch=NotOlderThan
+	rkExact                      // resourceVersionMatch=Exact, or RV N with a limit (legacy)
+	rkContinue                   // a next page
+	rkInvalid                    // a combination the server must refuse, or a malformed RV
+)
+
+func readKindOf(r history.KubeRequest) (readKind, int64) {
+	if r.Continue != "" {
+		return rkContinue, 0
+	}
+	switch r.ResourceVersion {
+	case "":
+		if r.ResourceVersionMatch != "" {
+			return rkInvalid, 0
+		}
+		return rkConsistent, 0
+	case "0":
+		if r.ResourceVersionMatch == "Exact" {
+			return rkInvalid, 0
+		}
+		return rkAny, 0
+	}
+	n, ok := parseRV(r.ResourceVersion)
+	if !ok {
+		return rkInvalid, 0
+	}
+	switch r.ResourceVersionMatch {
+	case "Exact":
+		return rkExact, n
+	case "NotOlderThan":
+		return rkNotOlder, n
+	case "":
+		if r.Verb == history.KubeList && r.Limit > 0 {
+			return rkExact, n
+		}
+		return rkNotOlder, n
+	}
+	return rkInvalid, 0
+}
+
+// completeList reports a list answered in one page.
+func completeList(o *history.KubeOperation) bool {
+	return o.Request.Continue == "" && o.Response != nil && o.Response.Continue == ""
+}
+
+// reportListState judges a list's items as the state at P and reports
+// every issue under g, prefixed with what the list was.
+func (m *kubeModel) reportListState(o *history.KubeOperation, P int64, col *collector, g error, what string) {
+	sel, err := parseSelector(o.Request.LabelSelector)
+	if err != nil {
+		return
+	}
+	items := o.Response.Items
+	sc := m.listState(o, sel, P)
+	for _, iss := range sc.issues {
+		text, refs := m.issueText(iss, items, fmt.Sprint(P))
+		v := Violation{Guarantee: g, Message: fmt.Sprintf("%s %s at RV %d: %s", opText(o), what, P, text),
+			Client: o.Client, Key: iss.name, Revision: iss.rv, Operations: []int64{o.ID}}
+		m.evidence(&v, refs...)
+		col.add(v)
+	}
+}
+
+// listState judges a list answer's items as the state at P (complete
+// when the list came in one page), once per list and P.
+func (m *kubeModel) listState(o *history.KubeOperation, sel *labelSelector, P int64) stateCheck {
+	k := [2]int64{o.ID, P}
+	m.listStatesMu.Lock()
+	defer m.listStatesMu.Unlock()
+	if sc, ok := m.listStates[k]; ok {
+		return sc
+	}
+	if m.listStates == nil {
+		m.listStates = map[[2]int64]stateCheck{}
+	}
+	sc := m.verifyState(o.Response.Items, sel, P, P, completeList(o))
+	m.listStates[k] = sc
+	return sc
+}
+
+// CheckKubeConsistentRead is kube/consistent-read: a get or list with RV
+// unset, on whichever API server answered it, sees every write
+// acknowledged before it was called. A list's RV is at or above every
+// such write's and its items are the state at its RV; a get returns the
+// object at a state no older than those writes (not replaced or deleted
+// by one of them), or 404 only if the object may be absent by then.
+func CheckKubeConsistentRead(h *history.History, cfg Config) Result {
+	return checkKubeConsistentRead(buildKubeModel(h), cfg)
+}
+
+func checkKubeConsistentRead(m *kubeModel, cfg Config) Result {
+	h := m.h
+	col := newCollector(cfg)
+	judged := 0
+	servers := map[string]int{}
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeList && o.Request.Verb != history.KubeGet {
+			continue
+		}
+		if k, _ := readKindOf(o.Request); k != rkConsistent {
+			continue
+		}
+		lo, loOp := m.lo.maxBefore(o.Call)
+		switch {
+		case o.Response != nil && o.Request.Verb == history.KubeList:
+			judged++
+			servers[o.Server]++
+			P, ok := parseRV(o.Response.ListRV)
+			if !ok {
+				continue
+			}
+			if P < lo {
+				col.add(Violation{Guarantee: ErrKubeConsistentRead,
+					Message: fmt.Sprintf("%s on %s answered at RV %d, below RV %d of operation %d, a write acknowledged "+
+						"before the list was called", opText(o), serverName(o.Server), P, lo, loOp),
+					Client: o.Client, Revision: P, Want: fmt.Sprintf(">= %d", lo), Got: fmt.Sprint(P),
+					Operations: []int64{loOp, o.ID}})
+			}
+			m.reportListState(o, P, col, ErrKubeConsistentRead, "on "+serverName(o.Server))
+		case o.Request.Verb == history.KubeGet && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
+			judged++
+			servers[o.Server]++
+			if v, bad := m.getSeesBefore(o, lo, math.MaxInt64); bad {
+				v.Guarantee = ErrKubeConsistentRead
+				v.Message = fmt.Sprintf("%s on %s (RV unset) %s; %d is the RV of operation %d, acknowledged before the "+
+					"get was called", opText(o), serverName(o.Server), v.Message, lo, loOp)
+				v.Operations = append([]int64{loOp}, v.Operations...)
+				col.add(v)
+			}
+		}
+	}
+	figures := map[string]float64{"reads_judged": float64(judged), "servers": float64(len(servers))}
+	for s, n := range servers {
+		if s != "" {
+			figures["reads_on_"+s] = float64(n)
+		}
+	}
+	if judged == 0 {
+		return skipped(NameKubeConsistentRead, kubeSkipReason(h, "no get or list with RV unset was answered"), figures)
+	}
+	return col.result(NameKubeConsistentRead, figures)
+}
+
+func serverName(s string) string {
+	if s == "" {
+		return "the server"
+	}
+	return s
+}
+
+// getSeesBefore judges a get's answer against the window [lo, hi] of RVs
+// its state may come from: the returned object is its object's state at
+// some RV there, or, for a 404, the object may be absent at some RV there.
+// The violation it returns lacks Guarantee and the message's subject.
+func (m *kubeModel) getSeesBefore(o *history.KubeOperation, lo, hi int64) (Violation, bool) {
+	name := o.Request.Name
+	ob := m.objs[name]
+	if ob == nil {
+		return Violation{}, false
+	}
+	v := Violation{Client: o.Client, Key: name, Operations: []int64{o.ID}}
+	if o.Response == nil { // 404
+		if len(ob.absentSet(nil, lo, hi)) > 0 {
+			return v, false
+		}
+		st := ob.at(lo)
+		v.Revision = st.rv
+		v.Message = fmt.Sprintf("answered 404, but %s exists from RV %d (%s made it, value %q) through RV %s",
+			name, st.rv, m.changeText(st), st.value, stateRVText(lo, hi))
+		v.Want, v.Got = fmt.Sprintf("%s at RV %d or later", name, st.rv), "404"
+		m.evidence(&v, st.ref())
+		return v, true
+	}
+	it := o.Response.Object
+	r := objRV(it)
+	if r == 0 {
+		return v, false
+	}
+	v.Revision = r
+	c := ob.exactly(r)
+	switch {
+	case c == nil:
+		why, refs := m.explainValue(name, r, it.Value)
+		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, which no write explains: %s", name, r, it.Value, why)
+		v.Want, v.Got = "a committed state", fmt.Sprintf("%q at RV %d", it.Value, r)
+		m.evidence(&v, refs...)
+		return v, true
+	case c.del:
+		v.Message = fmt.Sprintf("returned %s at RV %d, the RV of its deletion by %s", name, r, m.changeText(c))
+		v.Want, v.Got = "a state of the object", "its deletion's RV"
+		m.evidence(&v, c.ref())
+		return v, true
+	case c.value != it.Value:
+		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, but %s wrote %q there", name, r, it.Value,
+			m.changeText(c), c.value)
+		v.Want, v.Got = fmt.Sprintf("%q", c.value), fmt.Sprintf("%q", it.Value)
+		m.evidence(&v, c.ref())
+		return v, true
+	}
+	up, nx, sp := ob.upper(c)
+	switch {
+	case up < lo && sp != nil:
+		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s deleted it after that, at an RV between %d and %d, "+
+			"at or below %d", name, r, it.Value, m.writeText(sp.w), sp.lo+1, sp.hi-1, lo)
+		v.Want, v.Got = fmt.Sprintf("a state at RV %d or later", lo), fmt.Sprintf("RV %d", r)
+		v.Operations = append(v.Operations, sp.w.op.ID)
+		return v, true
+	case up < lo:
+		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s changed it at RV %d, at or below %d", name, r,
+			it.Value, m.changeText(nx), nx.rv, lo)
+		v.Want, v.Got = fmt.Sprintf("%s as of RV %d or later", name, lo), fmt.Sprintf("RV %d", r)
+		m.evidence(&v, nx.ref())
+		return v, true
+	case r > hi:
+		v.Message = fmt.Sprintf("returned %s at RV %d, above %d, the highest RV its answer can reflect", name, r, hi)
+		v.Want, v.Got = fmt.Sprintf("<= %d", hi), fmt.Sprint(r)
+		return v, true
+	}
+	return v, false
+}
+
+// CheckKubeListExact is kube/list-exact: a list with
+// resourceVersionMatch=Exact and RV N (or RV N with a limit and no match,
+// the legacy form the API gives Exact semantics) answers with list RV N
+// and the state at N (a page: its items as of N), or 410.
+func CheckKubeListExact(h *history.History, cfg Config) Result {
+	return checkKubeListExact(buildKubeModel(h), cfg)
+}
+
+func checkKubeListExact(m *kubeModel, cfg Config) Result {
+	h := m.h
+	col := newCollector(cfg)
+	judged, expired := 0, 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeList {
+			continue
+		}
+		k, n := readKindOf(o.Request)
+		if k != rkExact {
+			continue
+		}
+		switch {
+		case isExpired(o.Status):
+			expired++
+		case o.Response != nil:
+			judged++
+			P, ok := parseRV(o.Response.ListRV)
+			if !ok {
+				continue
+			}
+			if P != n {
+				col.add(Violation{Guarantee: ErrKubeListExact,
+					Message: fmt.Sprintf("%s asked for exactly RV %d and answered at RV %d", opText(o), n, P),
+					Client:  o.Client, Revision: P, Want: fmt.Sprint(n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
+			}
+			m.reportListState(o, n, col, ErrKubeListExact, "(Exact)")
+		}
+	}
+	figures := map[string]float64{"lists_judged": float64(judged), "expired": float64(expired)}
+	if judged == 0 {
+		return skipped(NameKubeListExact, kubeSkipReason(h, "no Exact list was answered with data"), figures)
+	}
+	return col.result(NameKubeListExact, figures)
+}
+
+// CheckKubeListNotOlderThan is kube/list-not-older-than: a list with
+// resourceVersionMatch=NotOlderThan and RV N (or RV N without a limit and
+// no match) answers at a list RV at or above N, with the state at its RV.
+func CheckKubeListNotOlderThan(h *history.History, cfg Config) Result {
+	return checkKubeListNotOlderThan(buildKubeModel(h), cfg)
+}
+
+func checkKubeListNotOlderThan(m *kubeModel, cfg Config) Result {
+	h := m.h
+	col := newCollector(cfg)
+	judged := 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeList || o.Response == nil {
+			continue
+		}
+		k, n := readKindOf(o.Request)
+		if k != rkNotOlder {
+			continue
+		}
+		judged++
+		P, ok := parseRV(o.Response.ListRV)
+		if !ok {
+			continue
+		}
+		if P < n {
+			col.add(Violation{Guarantee: ErrKubeListNotOlderThan,
+				Message: fmt.Sprintf("%s asked for RV %d or newer and answered at RV %d", opText(o), n, P),
+				Client:  o.Client, Revision: P, Want: fmt.Sprintf(">= %d", n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
+		}
+		m.reportListState(o, P, col, ErrKubeListNotOlderThan, "(NotOlderThan)")
+	}
+	figures := map[string]float64{"lists_judged": float64(judged)}
+	if judged == 0 {
+		return skipped(NameKubeListNotOlderThan, kubeSkipReason(h, "no NotOlderThan list was answered"), figures)
+	}
+	return col.result(NameKubeListNotOlderThan, figures)
+}
+
+// headRV is the highest RV the store is proven to have reached: acknowledged
+// writes, consistent lists, and the header revisions of etcd operations
+// (the same revision space, when vigil ran the etcd under the API server).
+func headRV(h *history.History) int64 {
+	var top int64
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Response == nil {
+			continue
+		}
+		if o.Request.Verb.IsWrite() {
+			top = max(top, objRV(o.Response.Object))
+		}
+		if k, _ := readKindOf(o.Request); o.Request.Verb == history.KubeList && k == rkConsistent {
+			if n, ok := parseRV(o.Response.ListRV); ok {
+				top = max(top, n)
+			}
+		}
+	}
+	for i := range h.Operations {
+		if r := h.Operations[i].Response; r != nil {
+			top = max(top, r.Revision)
+		}
+	}
+	return top
+}
+
+// CheckKubeFutureRV is kube/future-rv: a read or watch at an RV N above
+// every RV the store is proven to have reached during the whole run (by
+// acknowledged writes, consistent lists and etcd's own answers) never gets
+// data: it waits (no answer), or is answered 504 (ResourceVersionTooLarge).
+// A list answer at a list RV below N is stale data; any data at all claims
+// a state the store never reached. 429, 500 and 503 are tolerated (the
+// server did not serve it); any other status fails. A watch from such an
+// N delivers nothing at or below N and no ERROR but 504.
+func CheckKubeFutureRV(h *history.History, cfg Config) Result {
+	col := newCollector(cfg)
+	head := headRV(h)
+	judged, waited, tooLarge := 0, 0, 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeGet && o.Request.Verb != history.KubeList {
+			continue
+		}
+		k, n := readKindOf(o.Request)
+		if (k != rkNotOlder && k != rkExact) || n <= head {
+			continue
+		}
+		judged++
+		v := Violation{Guarantee: ErrKubeFutureRV, Client: o.Client, Key: o.Request.Name, Revision: n,
+			Want: "504 ResourceVersionTooLarge, or no answer", Operations: []int64{o.ID}}
+		switch {
+		case o.Error != "":
+			waited++
+		case o.Status != nil && o.Status.Code == 504:
+			tooLarge++
+		case o.Status != nil && (o.Status.Code == 429 || o.Status.Code == 500 || o.Status.Code == 503):
+		case o.Status != nil:
+			v.Message = fmt.Sprintf("%s at the future RV %d (the store never passed RV %d) was answered %s", opText(o), n,
+				head, statusText(o.Status))
+			v.Got = statusText(o.Status)
+			col.add(v)
+		case o.Request.Verb == history.KubeList:
+			P, _ := parseRV(o.Response.ListRV)
+			v.Got = fmt.Sprintf("a list at RV %d", P)
+			if P < n {
+				v.Message = fmt.Sprintf("%s at the future RV %d was answered with data at RV %d: stale data", opText(o), n, P)
+			} else {
+				v.Message = fmt.Sprintf("%s at the future RV %d was answered with data at RV %d, a state the store never "+
+					"reached (no write or consistent read of the run shows an RV above %d)", opText(o), n, P, head)
+			}
+			col.add(v)
+		default:
+			at := "no object"
+			if ob := o.Response.Object; ob != nil {
+				at = fmt.Sprintf("%s at RV %s", ob.Name, ob.ResourceVersion)
+			}
+			v.Message = fmt.Sprintf("%s at the future RV %d was answered with data (%s), though the store never "+
+				"passed RV %d", opText(o), n, at, head)
+			v.Got = "data"
+			col.add(v)
+		}
+	}
+	for _, w := range h.KubeWatches {
+		n, ok := parseRV(w.Request.ResourceVersion)
+		if !ok || n <= head {
+			continue
+		}
+		judged++
+		for i := range w.Events {
+			e := &w.Events[i]
+			switch {
+			case e.Type == history.KubeError && e.Status != nil && e.Status.Code == 504:
+				tooLarge++
+			case e.Type == history.KubeError:
+				col.add(Violation{Guarantee: ErrKubeFutureRV,
+					Message: fmt.Sprintf("watch %d (client %d) from the future RV %d (the store never passed RV %d) got %s",
+						w.ID, w.Client, n, head, kevText(*e)),
+					Watch: w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: kevText(*e),
+					KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			case e.Object != nil && e.Type != history.KubeBookmark && objRV(e.Object) <= n:
+				col.add(Violation{Guarantee: ErrKubeFutureRV,
+					Message: fmt.Sprintf("watch %d (client %d) from the future RV %d delivered %s, at or below it",
+						w.ID, w.Client, n, kevText(*e)),
+					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: objRV(e.Object), Want: "nothing at or below " +
+						fmt.Sprint(n), Got: kevText(*e), KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			}
+		}
+		if st := w.End; st != nil && st.Status != nil && st.Status.Code != 504 && st.Status.Code != 429 && st.Status.Code < 500 {
+			col.add(Violation{Guarantee: ErrKubeFutureRV,
+				Message: fmt.Sprintf("watch %d (client %d) from the future RV %d was refused %s", w.ID, w.Client, n,
+					statusText(st.Status)),
+				Watch: w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: statusText(st.Status)})
+		}
+	}
+	figures := map[string]float64{"requests_judged": float64(judged), "waited": float64(waited),
+		"too_large": float64(tooLarge), "head_rv": float64(head)}
+	if judged == 0 {
+		return skipped(NameKubeFutureRV, kubeSkipReason(h, "no request asked for an RV above the store's"), figures)
+	}
+	return col.result(NameKubeFutureRV, figures)
+}
+
+// CheckKubeStaleReadBound is kube/stale-read-bound (SHOULD). A get at RV
+// N (not older than N) returns its object's state at some RV at or above
+// N: not a state the object had already left at N, nor a 404 for an
+// object that existed from N until the get returned. A list at RV "0" may
+// be stale, but its items are the collection's state at its own list RV.
+// (NotOlderThan lists are kube/list-not-older-than's.)
+func CheckKubeStaleReadBound(h *history.History, cfg Config) Result {
+	return checkKubeStaleReadBound(buildKubeModel(h), cfg)
+}
+
+func checkKubeStaleReadBound(m *kubeModel, cfg Config) Result {
+	h := m.h
+	col := newCollector(cfg)
+	judged := 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		k, n := readKindOf(o.Request)
+		switch {
+		case o.Request.Verb == history.KubeGet && k == rkNotOlder && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
+			judged++
+			hi, _ := m.hi.minAfter(o.Return)
+			if hi != math.MaxInt64 {
+				hi--
+			}
+			if hi < n {
+				continue // a future RV: kube/future-rv's
+			}
+			if v, bad := m.getSeesBefore(o, n, hi); bad {
+				v.Guarantee = ErrKubeStaleReadBound
+				v.Message = fmt.Sprintf("%s at RV %d (not older than %d) %s", opText(o), n, n, v.Message)
+				col.add(v)
+			}
+		case o.Request.Verb == history.KubeList && k == rkAny && o.Response != nil:
+			judged++
+			if P, ok := parseRV(o.Response.ListRV); ok {
+				m.reportListState(o, P, col, ErrKubeStaleReadBound, "(RV \"0\")")
+			}
+		}
+	}
+	figures := map[string]float64{"reads_judged": float64(judged)}
+	if judged == 0 {
+		return skipped(NameKubeStaleReadBound, kubeSkipReason(h, "no get at an RV and no list at RV \"0\" was answered"), figures)
+	}
+	return col.result(NameKubeStaleReadBound, figures)
+}

@@ -1,0 +1,232 @@
+package main
+
+// vigil run --fixture docker end to end: a chaos run in containers that
+// must pass every check and leave nothing in the engine, a killed run that
+// `vigil cleanup` clears by label, and the errors a user sees when docker
+// mode cannot run.
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-suite/vigil/fixtures/containers"
+	"github.com/vigil-suite/vigil/history"
+)
+
+func needDocker(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs vigil against etcd in Docker")
+	}
+	if err := containers.Available(context.Background()); err != nil {
+		t.Skipf("skipped, not passed: %v", err)
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Skip("skipped, not passed: no docker command to look for leftovers with")
+	}
+}
+
+// dockerLeftovers lists the containers and networks labelled with the
+// run's output dir, as `docker ps -a` and `docker network ls` show them.
+func dockerLeftovers(t *testing.T, out string) []string {
+	t.Helper()
+	abs, _ := filepath.Abs(out)
+	var found []string
+	for _, c := range [][]string{
+		{"docker", "ps", "-a", "--filter", "label=vigil.out=" + abs, "--format", "container {{.Names}} {{.Status}}"},
+		{"docker", "network", "ls", "--filter", "label=vigil.out=" + abs, "--format", "network {{.Name}}"},
+	} {
+		b, err := exec.Command(c[0], c[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if l != "" {
+				found = append(found, l)
+			}
+		}
+	}
+	return found
+}
+
+// The default chaos faults in docker: every check passes, every fault was
+// injected and healed, and the run's containers and network are gone.
+func TestDockerRun(t *testing.T) {
+	needDocker(t)
+	out := filepath.Join(t.TempDir(), "run")
+	res := vigil(t, 5*time.Minute, "run", "--fixture", "docker", "--duration", "30s", "--seed", "11", "--out", out,
+		"--faults", "kill-leader,pause-follower,isolate-follower", "--fault-interval", "6s")
+	if left := dockerLeftovers(t, out); len(left) > 0 {
+		t.Errorf("the run left in docker: %v", left)
+	}
+	if res.code != 0 {
+		t.Fatalf("vigil run --fixture docker exit %d, want 0\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	r := readResult(t, filepath.Join(out, "result.json"))
+	if r.Verdict != "pass" || r.Target.Fixture != "docker" {
+		t.Fatalf("verdict %s, fixture %q; want pass in docker", r.Verdict, r.Target.Fixture)
+	}
+	for _, c := range r.Checks {
+		if c.Verdict != "pass" {
+			t.Errorf("check %s: %s", c.Name, c.Verdict)
+		}
+	}
+	h, err := history.Load(filepath.Join(out, history.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected := map[string]int{}
+	for _, f := range h.Faults {
+		if e := f.Details["error"]; e != "" {
+			t.Errorf("fault %s not injected: %s", f.Name, e)
+			continue
+		}
+		if e := f.Details["heal_error"]; e != "" {
+			t.Errorf("fault %s not healed: %s", f.Name, e)
+		}
+		injected[f.Name]++
+	}
+	for _, name := range []string{"kill-leader", "pause-follower", "isolate-follower"} {
+		if injected[name] == 0 {
+			t.Errorf("%s was never injected (faults: %v)", name, injected)
+		}
+	}
+	for _, m := range []string{"m0", "m1", "m2"} {
+		if st, err := os.Stat(filepath.Join(out, "members", m, "etcd.log")); err != nil || st.Size() == 0 {
+			t.Errorf("member log of %s not copied: %v", m, err)
+		}
+	}
+	t.Logf("%d operations, %d watch events, faults %v", r.Stats.Operations, r.Stats.WatchEvents, injected)
+}
+
+// startDockerRun starts a docker run of a minute and returns once its
+// cluster is up.
+func startDockerRun(t *testing.T, out string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(vigilBin, append([]string{"run", "--fixture", "docker", "--duration", "60s", "--seed", "5", "--out", out}, args...)...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	up := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		seen := false
+		for sc.Scan() {
+			if !seen && strings.Contains(sc.Text(), "cluster up") {
+				seen = true
+				up <- true
+			}
+		}
+		if !seen {
+			up <- false
+		}
+	}()
+	select {
+	case ok := <-up:
+		if !ok {
+			cmd.Wait()
+			t.Fatal("vigil exited before the cluster was up")
+		}
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the cluster did not come up")
+	}
+	return cmd
+}
+
+// Ctrl-C during a docker run: it heals, stops, removes its containers and
+// network, and says the run was interrupted.
+func TestDockerInterrupt(t *testing.T) {
+	needDocker(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := startDockerRun(t, out, "--faults", "pause-follower,kill-leader", "--fault-interval", "2s")
+	time.Sleep(3 * time.Second) // into the first fault
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("vigil did not exit within 90s of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 3 {
+		t.Errorf("exit %d after SIGINT, want 3", code)
+	}
+	if left := dockerLeftovers(t, out); len(left) > 0 {
+		t.Fatalf("an interrupted run left in docker: %v", left)
+	}
+	r := readResult(t, filepath.Join(out, "result.json"))
+	if r.Verdict != "error" || !strings.Contains(r.Reason, "interrupted") {
+		t.Errorf("result.json: verdict %s, reason %q", r.Verdict, r.Reason)
+	}
+}
+
+// A SIGKILLed docker run leaves its containers; `vigil cleanup` finds them
+// by label and removes them.
+func TestDockerKilledRunCleanup(t *testing.T) {
+	needDocker(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := startDockerRun(t, out, "--members", "1")
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if left := dockerLeftovers(t, out); len(left) != 2 {
+		t.Fatalf("a SIGKILLed run should leave its container and network, found %v", left)
+	}
+	res := vigil(t, time.Minute, "cleanup")
+	if res.code != 0 {
+		t.Fatalf("vigil cleanup exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if left := dockerLeftovers(t, out); len(left) > 0 {
+		t.Fatalf("after vigil cleanup, still there: %v\ncleanup said:\n%s", left, res.stdout)
+	}
+	if !strings.Contains(res.stdout, "removed docker container") {
+		t.Errorf("cleanup did not say what it removed:\n%s", res.stdout)
+	}
+}
+
+// Faults that need vigil's proxy are refused before anything starts.
+func TestDockerRefusesProxyFaults(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	res := vigil(t, time.Minute, "run", "--fixture", "docker", "--faults", "kill-leader,latency", "--out", out)
+	if res.code != 3 || !strings.Contains(res.stderr, "latency") || !strings.Contains(res.stderr, "proxy") {
+		t.Fatalf("exit %d, want 3 naming latency and the proxy\n%s", res.code, res.stderr)
+	}
+}
+
+// Without an engine, docker mode exits 3 and says so. The engine is hidden
+// in a mount namespace of the test's own (root only): the socket's
+// directory is covered, and HOME has no docker context.
+func TestDockerNoEngine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped, not passed: hiding the Docker socket needs root (unshare -m)")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("skipped, not passed: no unshare")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	home := t.TempDir()
+	script := `mount -t tmpfs none /run && mount -t tmpfs none /var/run 2>/dev/null; exec "$@"`
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+		vigilBin, "run", "--fixture", "docker", "--duration", "5s", "--out", out)
+	cmd.Env = append(os.Environ(), "HOME="+home, "DOCKER_HOST=unix:///run/no-docker.sock", "XDG_RUNTIME_DIR="+home)
+	b, _ := cmd.CombinedOutput()
+	code := cmd.ProcessState.ExitCode()
+	if code != 3 || !strings.Contains(string(b), "no Docker engine reachable") {
+		t.Fatalf("exit %d, want 3 saying no Docker engine is reachable:\n%s", code, b)
+	}
+	r := readResult(t, filepath.Join(out, "result.json"))
+	if r.Verdict != "error" || !strings.Contains(r.Reason, "no Docker engine") {
+		t.Errorf("result.json: verdict %s, reason %q", r.Verdict, r.Reason)
+	}
+}

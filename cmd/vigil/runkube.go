@@ -1,0 +1,344 @@
+package main
+
+// vigil run --target kube: the Kubernetes API target. The flags are defined
+// here and hooked into parseRunFlags; cmdRunKube wires the kube-apiserver
+// fixture (or a server the user runs), the Kubernetes workload and the
+// reports.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
+	"github.com/vigil-suite/vigil/fixtures/runs"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/targets/sabotage"
+)
+
+// kubeFlags are the flags that only --target kube reads.
+type kubeFlags struct {
+	version, binary, featureGates, resourceName string
+	resource                                    kube.Resource
+	apiservers                                  int
+	watchCache                                  bool
+	compactionInterval                          time.Duration
+	// A server vigil does not run (--fixture external).
+	server, token, caFile, kubeconfig, context string
+	insecure                                   bool
+
+	workload suites.KubeWorkloadConfig
+	servers  []kube.Config // external: the one server, from the flags or the kubeconfig
+}
+
+func (k *kubeFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&k.version, "kube-version", binaries.DefaultKubeVersion, "--target kube: Kubernetes version whose kube-apiserver to build from the Go module proxy")
+	fs.StringVar(&k.binary, "kube-apiserver-binary", "", "--target kube: use this kube-apiserver binary instead of building one")
+	fs.IntVar(&k.apiservers, "apiservers", 1, "--target kube: API server replicas over the etcd cluster: 1 or 2")
+	fs.BoolVar(&k.watchCache, "watch-cache", true, "--target kube: run the API servers with their watch cache (false: every read and watch goes to etcd, the differential baseline)")
+	fs.DurationVar(&k.compactionInterval, "kube-compaction-interval", 0, "--target kube: the API servers' --etcd-compaction-interval (0: their default, 5m; negative: off)")
+	fs.StringVar(&k.resourceName, "resource", "configmaps", "--target kube: the collection the workload works on: configmaps, or crd (a custom resource vigil defines, vigilobjects.vigil.dev)")
+	fs.StringVar(&k.featureGates, "feature-gates", "", "--target kube: the API servers' --feature-gates, e.g. WatchList=false")
+	fs.StringVar(&k.server, "server", "", "--target kube: URL of a Kubernetes API server you run (implies --fixture external)")
+	fs.StringVar(&k.token, "token", "", "--target kube: bearer token for --server")
+	fs.StringVar(&k.caFile, "ca-file", "", "--target kube: PEM file of the CA that signed --server's certificate")
+	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "--target kube: do not verify --server's certificate")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server, CA and credentials from this kubeconfig's current context (implies --fixture external)")
+	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of its current one")
+}
+
+// checkKubeFlags validates a --target kube run; it takes the place of the
+// etcd target's checks in parseRunFlags. set holds the flags given.
+func checkKubeFlags(f *runFlags, set map[string]string) error {
+	k := &f.kube
+	external := k.server != "" || k.kubeconfig != ""
+	if external && set["fixture"] == "" {
+		f.fixture = "external"
+	}
+	switch {
+	case f.endpoints != "":
+		return usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external":
+		return usageError("--fixture %q: want process, docker or external", f.fixture)
+	case f.fixture == "external" && !external:
+		return usageError("--fixture external needs --server URL with --token and --ca-file (or --insecure-skip-tls-verify), or --kubeconfig FILE")
+	case f.fixture != "external" && external:
+		return usageError("--server and --kubeconfig name a server you run; they go with --fixture external, not %q", f.fixture)
+	case k.server != "" && k.kubeconfig != "":
+		return usageError("--server and --kubeconfig exclude each other")
+	case k.kubeconfig == "" && (k.context != ""):
+		return usageError("--context needs --kubeconfig")
+	case k.caFile != "" && k.insecure:
+		return usageError("--ca-file and --insecure-skip-tls-verify exclude each other")
+	case f.fixture != "external" && (k.token != "" || k.caFile != "" || k.insecure):
+		return usageError("--token, --ca-file and --insecure-skip-tls-verify are for --fixture external; vigil makes its own for the API servers it runs")
+	case f.fixture != "external" && f.members != 1 && f.members != 3 && f.members != 5:
+		return usageError("--members %d: want 1, 3 or 5", f.members)
+	case k.apiservers != 1 && k.apiservers != 2:
+		return usageError("--apiservers %d: want 1 or 2", k.apiservers)
+	case f.fixture == "external" && (set["apiservers"] != "" || set["watch-cache"] != "" || set["kube-compaction-interval"] != "" ||
+		set["feature-gates"] != "" || set["kube-version"] != "" || set["kube-apiserver-binary"] != ""):
+		return usageError("--apiservers, --watch-cache, --kube-compaction-interval, --feature-gates, --kube-version and --kube-apiserver-binary configure the API servers vigil runs; not with --fixture external")
+	case f.faults != "" && f.scheduleFile != "":
+		return usageError("--faults and --schedule exclude each other: a schedule names its faults")
+	case f.net != "proxy" && f.net != "netns":
+		return usageError("--net %q: want proxy or netns", f.net)
+	case f.net == "netns" && f.fixture != "process":
+		return usageError("--net netns needs the process fixture")
+	case f.faultInterval <= 0:
+		return usageError("--fault-interval must be positive")
+	case f.sabotage != "" && !knownSabotage(f.sabotage, sabotage.TargetKube):
+		return usageError("--sabotage %q: not a mode of --target kube; its modes: %s (see vigil sabotage list)",
+			f.sabotage, strings.Join(sabotage.NamesFor(sabotage.TargetKube), ", "))
+	}
+	r, ok := kube.ResourceNamed(k.resourceName)
+	if !ok {
+		return usageError("--resource %q: want configmaps or crd", k.resourceName)
+	}
+	k.resource = r
+	if k.server != "" {
+		if u, err := url.Parse(k.server); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+			return usageError("--server %q: want a URL such as https://host:6443", k.server)
+		}
+		if !strings.HasPrefix(k.server, "http://") && k.caFile == "" && !k.insecure {
+			return usageError("--server needs --ca-file FILE (the CA of its certificate) or --insecure-skip-tls-verify")
+		}
+		k.servers = []kube.Config{{Server: k.server, Token: k.token, CAFile: k.caFile, Insecure: k.insecure}}
+	}
+	if k.kubeconfig != "" {
+		cfg, err := kube.LoadKubeconfig(k.kubeconfig, k.context)
+		if err != nil {
+			return usageError("--kubeconfig: %v", err)
+		}
+		k.servers = []kube.Config{cfg}
+	}
+
+	// The workload flags, where given, size the Kubernetes workload;
+	// otherwise its own defaults (lighter than the etcd workload's) hold.
+	w := suites.DefaultKubeWorkload()
+	w.Duration = f.workload.Duration
+	if set["clients"] != "" {
+		w.Writers = f.workload.Clients
+	}
+	if set["rate"] != "" {
+		w.Rate = f.workload.Rate
+	}
+	if set["keys"] != "" {
+		w.Objects = f.workload.Keys
+	}
+	if set["watchers"] != "" {
+		// Two thirds informers, the rest streaming-list watchers.
+		w.Informers = f.workload.Watchers - f.workload.Watchers/3
+		w.Streamers = f.workload.Watchers / 3
+	}
+	if set["compact-every"] != "" {
+		w.CompactEvery = f.workload.CompactEvery
+	}
+	if set["watch-bound"] != "" {
+		w.FinalTimeout = f.workload.FinalTimeout
+	}
+	if set["start-timeout"] == "" {
+		// etcd, then one or two API servers (each ready in about 15 s, more
+		// on a loaded machine).
+		f.startTimeout = 3 * time.Minute
+	}
+	w.Namespace = "checked-later" // RunKube picks the run's namespace
+	if err := w.Validate(); err != nil {
+		return usageError("%v", err)
+	}
+	w.Namespace = ""
+	k.workload = w
+	return nil
+}
+
+// cmdRunKube is vigil run --target kube, after parseRunFlags.
+func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return exitSetup, setupError(err)
+	}
+	if len(f.schedule.Steps) > 0 {
+		if err := f.schedule.Save(filepath.Join(f.out, chaos.ScheduleFile)); err != nil {
+			return exitSetup, setupError(err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
+	if unregister, err := runs.Register(f.out); err == nil {
+		defer unregister()
+	}
+	var links chaos.Links
+	var net fixtures.Network
+	switch {
+	case f.fixture != "process":
+	case f.net == "netns":
+		nn, err := chaos.NewNetnsNet()
+		if err != nil {
+			return exitSetup, setupFailed(f, err)
+		}
+		defer nn.Close()
+		net, links = nn, nn
+	case f.schedule.NeedsLinks():
+		pn := chaos.NewProxyNet(f.seed)
+		defer pn.Close()
+		net, links = pn, pn
+	}
+
+	var fx fixtures.Fixture
+	var servers func() []kube.Config
+	var etcd []string
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	if f.fixture == "external" {
+		ext := &kubeExternal{cfg: f.kube.servers[0]}
+		fx, servers = ext, func() []kube.Config { return f.kube.servers }
+	} else if f.fixture == "docker" {
+		dfx, err := newDockerKubeFixture(ctx, f, logf)
+		if err != nil {
+			return exitSetup, setupFailed(f, err)
+		}
+		if links, err = dockerLinks(f, dfx); err != nil {
+			return exitSetup, setupFailed(f, err)
+		}
+		fx, servers = dfx, func() []kube.Config { return dockerKubeServers(dfx) }
+	} else {
+		kfx, err := newKubeFixture(ctx, f, net, logf)
+		if err != nil {
+			return exitSetup, setupFailed(f, err)
+		}
+		fx = kfx
+		servers = func() []kube.Config {
+			s := kfx.Servers()
+			var out []kube.Config
+			for _, m := range s.Replicas() {
+				out = append(out, kube.Config{Server: m.ClientURL, Name: m.Name, Token: s.Token(), CAFile: s.CAFile()})
+			}
+			return out
+		}
+	}
+	defer fx.Stop()
+	defer func() {
+		if r := recover(); r != nil {
+			fx.Stop()
+			panic(r)
+		}
+	}()
+	sctx, cancel := context.WithTimeout(ctx, f.startTimeout)
+	err := fx.Start(sctx)
+	cancel()
+	if err != nil {
+		return exitSetup, setupFailed(f, err)
+	}
+	if f.fixture != "external" {
+		etcd = fx.Endpoints()
+	}
+	var urls []string
+	for _, s := range servers() {
+		urls = append(urls, s.Server)
+	}
+	fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), f.kube.workload.Duration)
+
+	ccfg := checkers.DefaultConfig()
+	ccfg.LinearizabilityTimeout = f.linTimeout
+	out, err := suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
+		Workload: f.kube.workload, Checks: ccfg, Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
+		DeleteNamespace: f.fixture == "external", Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
+		Progress: os.Stderr, Logf: logf})
+	if err != nil {
+		return exitSetup, setupFailed(f, err)
+	}
+	fx.Stop()
+	if out.Interrupted {
+		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
+		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
+		writeReports(f.out, r)
+		fmt.Fprintf(os.Stderr, "vigil: interrupted; API servers and cluster stopped, partial history in %s\n", f.out)
+		return exitSetup, nil
+	}
+	fmt.Fprint(os.Stderr, suites.CountKube(out.History))
+	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
+	if err := writeReports(f.out, r); err != nil {
+		return exitSetup, err
+	}
+	reports.Table(os.Stdout, r)
+	if f.sabotage != "" {
+		reportSabotage(f.sabotage, out.History, out.Results)
+	}
+	fmt.Printf("results in %s\n", f.out)
+	return reports.ExitCode(r.Verdict), nil
+}
+
+// newKubeFixture builds (or finds) etcd and kube-apiserver and returns the
+// fixture that runs them.
+func newKubeFixture(ctx context.Context, f *runFlags, net fixtures.Network, logf func(string, ...any)) (*kubeapiserver.Fixture, error) {
+	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Failpoints: f.failpoints, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: f.kube.version, Binary: f.kube.binary, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	ver := f.kube.version
+	if f.kube.binary != "" {
+		ver = "" // the fixture asks the binary's /version
+	}
+	return kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: f.out, Network: net, Logf: logf,
+		Etcd: etcdproc.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints},
+		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: f.kube.apiservers, Version: ver,
+			DisableWatchCache: !f.kube.watchCache, EtcdCompactionInterval: f.kube.compactionInterval,
+			FeatureGates: f.kube.featureGates}}), nil
+}
+
+// kubeExternal is a Kubernetes API server the user runs: vigil only
+// connects to it (no process faults, no etcd oracle).
+type kubeExternal struct {
+	cfg     kube.Config
+	version string
+}
+
+func (e *kubeExternal) Start(ctx context.Context) error {
+	cfg := e.cfg
+	cfg.Namespace = "default" // any: Start only asks /readyz and /version
+	c, err := kube.New(cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
+	}
+	defer c.Close()
+	if err := c.Ping(ctx); err != nil {
+		return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
+	}
+	e.version, _ = c.Version(ctx)
+	return nil
+}
+
+func (e *kubeExternal) Stop() error { return nil }
+
+func (e *kubeExternal) Members() []fixtures.Member {
+	u, _ := url.Parse(e.cfg.Server)
+	return []fixtures.Member{{Name: u.Host, ClientURL: e.cfg.Server}}
+}
+
+func (e *kubeExternal) Endpoints() []string { return []string{e.cfg.Server} }
+
+func (e *kubeExternal) Leader(context.Context) (fixtures.Member, error) {
+	return fixtures.Member{}, fmt.Errorf("an external Kubernetes API server has no leader vigil can see")
+}
+
+func (e *kubeExternal) Describe() history.Target {
+	return history.Target{Kind: "kube", Fixture: "external", Version: e.version, Members: 1, Endpoints: e.Endpoints()}
+}
