@@ -30,6 +30,10 @@ type Stats struct {
 	Watches          int          `json:"watches"`
 	WatchEvents      int          `json:"watch_events"`
 	Faults           []FaultCount `json:"faults"`
+	// Kube is set for runs of a Kubernetes target: its calls, watches,
+	// 410s and relists (the etcd figures above are then vigil's own
+	// compactions and the oracle watch).
+	Kube *KubeStats `json:"kube,omitempty"`
 }
 
 // Result is result.json.
@@ -75,6 +79,10 @@ func Summarize(h *history.History, results []checkers.Result, durationS float64)
 		r.Stats.Faults = append(r.Stats.Faults, FaultCount{Name: name, Count: n})
 	}
 	sort.Slice(r.Stats.Faults, func(i, j int) bool { return r.Stats.Faults[i].Name < r.Stats.Faults[j].Name })
+	if len(h.KubeOps) > 0 || len(h.KubeWatches) > 0 {
+		k := CountKube(h)
+		r.Stats.Kube = &k
+	}
 	return r
 }
 

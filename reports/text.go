@@ -17,7 +17,11 @@ const maxShownViolations = 3
 // Table writes the verdict table and, below it, the violations with the
 // records that prove them.
 func Table(w io.Writer, r Result) {
-	fmt.Fprintf(w, "\n%-26s %-8s %8s  %s\n", "CHECK", "VERDICT", "TIME", "DETAIL")
+	width := 26
+	for _, c := range r.Checks {
+		width = max(width, len(c.Name))
+	}
+	fmt.Fprintf(w, "\n%-*s %-8s %8s  %s\n", width, "CHECK", "VERDICT", "TIME", "DETAIL")
 	for _, c := range r.Checks {
 		detail := c.Reason
 		if c.Verdict == checkers.Fail {
@@ -28,15 +32,26 @@ func Table(w io.Writer, r Result) {
 		} else if detail == "" {
 			detail = figures(c.Figures)
 		}
-		fmt.Fprintf(w, "%-26s %-8s %7.2fs  %s\n", c.Name, verdictWord(c), c.Elapsed.Seconds(), detail)
+		fmt.Fprintf(w, "%-*s %-8s %7.2fs  %s\n", width, c.Name, verdictWord(c), c.Elapsed.Seconds(), detail)
 	}
 	s := r.Stats
-	fmt.Fprintf(w, "\n%d operations (%d failed, %.0f/s), %d watches, %d watch events", s.Operations,
-		s.FailedOperations, s.OpsPerSecond, s.Watches, s.WatchEvents)
+	var faults []string
 	for _, f := range s.Faults {
-		fmt.Fprintf(w, ", %s x%d", f.Name, f.Count)
+		faults = append(faults, fmt.Sprintf("%s x%d", f.Name, f.Count))
 	}
-	fmt.Fprintln(w)
+	if s.Kube != nil {
+		if len(faults) == 0 {
+			faults = []string{"none"}
+		}
+		fmt.Fprintf(w, "\n%sfaults: %s\n", s.Kube, strings.Join(faults, ", "))
+	} else {
+		fmt.Fprintf(w, "\n%d operations (%d failed, %.0f/s), %d watches, %d watch events", s.Operations,
+			s.FailedOperations, s.OpsPerSecond, s.Watches, s.WatchEvents)
+		for _, f := range faults {
+			fmt.Fprintf(w, ", %s", f)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, c := range r.Checks {
 		if c.Verdict != checkers.Fail {
 			continue

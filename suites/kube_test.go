@@ -15,6 +15,7 @@ import (
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
@@ -91,7 +92,7 @@ func TestKubeRun(t *testing.T) {
 			g.Expect(out.Interrupted).To(BeFalse())
 
 			h := out.History
-			f := CountKube(h)
+			f := reports.CountKube(h)
 			t.Logf("%d results; figures:\n%s", len(out.Results), f)
 			g.Expect(out.Results).To(HaveLen(len(checkers.Kube())), "every Kubernetes check reports")
 			for _, r := range out.Results {

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -250,103 +248,4 @@ func startKubeProgress(cfg KubeConfig, s *KubeStats, clock *history.Clock) func(
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// KubeFigures counts what a Kubernetes run did, from its history.
-type KubeFigures struct {
-	// Ops counts calls by verb; Answers by verb and outcome ("200",
-	// "409", "error").
-	Ops     map[history.KubeVerb]int
-	Answers map[string]int
-	Watches int
-	// Events counts watch events by type.
-	Events map[string]int
-	// Expired counts 410s: ERROR events, refused watches, list answers.
-	Expired int
-	// Relists are watches started from a list after an earlier watch of
-	// the same client; Resumes watches that continue another.
-	Relists, Resumes int
-	// InitialEventsEnd counts BOOKMARKs that end a streaming list's initial events.
-	InitialEventsEnd int
-	// EtcdOps and EtcdEvents are the etcd side (compactions, oracle).
-	EtcdOps, EtcdEvents int
-}
-
-// CountKube computes a run's KubeFigures.
-func CountKube(h *history.History) KubeFigures {
-	f := KubeFigures{Ops: map[history.KubeVerb]int{}, Answers: map[string]int{}, Events: map[string]int{}}
-	for _, op := range h.KubeOps {
-		f.Ops[op.Request.Verb]++
-		key := string(op.Request.Verb) + " "
-		switch {
-		case op.Response != nil:
-			key += fmt.Sprint(op.Response.Code)
-		case op.Status != nil:
-			key += fmt.Sprint(op.Status.Code)
-			if op.Status.Code == 410 {
-				f.Expired++
-			}
-		default:
-			key += "error"
-		}
-		f.Answers[key]++
-	}
-	listed := map[int]bool{} // clients that started a watch from a list before
-	for _, w := range h.KubeWatches {
-		f.Watches++
-		if w.Resumes != 0 {
-			f.Resumes++
-		}
-		if w.AfterList != 0 {
-			if listed[w.Client] {
-				f.Relists++
-			}
-			listed[w.Client] = true
-		}
-		for _, ev := range w.Events {
-			f.Events[ev.Type]++
-			if ev.Type == history.KubeError && ev.Status != nil && ev.Status.Code == 410 {
-				f.Expired++
-			}
-			if ev.Type == history.KubeBookmark && ev.Object != nil && ev.Object.Annotations[history.AnnotationInitialEventsEnd] == "true" {
-				f.InitialEventsEnd++
-			}
-		}
-		if w.End != nil && w.End.Status != nil && w.End.Status.Code == 410 {
-			f.Expired++
-		}
-	}
-	f.EtcdOps = len(h.Operations)
-	for _, w := range h.Watches {
-		for _, r := range w.Responses {
-			f.EtcdEvents += len(r.Events)
-		}
-	}
-	return f
-}
-
-// String is the figures on a few lines, for the end of a run.
-func (f KubeFigures) String() string {
-	var b strings.Builder
-	verbs := make([]string, 0, len(f.Ops))
-	for v, n := range f.Ops {
-		verbs = append(verbs, fmt.Sprintf("%s %d", v, n))
-	}
-	sort.Strings(verbs)
-	fmt.Fprintf(&b, "kube calls: %s\n", strings.Join(verbs, ", "))
-	answers := make([]string, 0, len(f.Answers))
-	for k, n := range f.Answers {
-		answers = append(answers, fmt.Sprintf("%s:%d", k, n))
-	}
-	sort.Strings(answers)
-	fmt.Fprintf(&b, "answers: %s\n", strings.Join(answers, " "))
-	types := make([]string, 0, len(f.Events))
-	for t, n := range f.Events {
-		types = append(types, fmt.Sprintf("%s %d", t, n))
-	}
-	sort.Strings(types)
-	fmt.Fprintf(&b, "watches %d (resumed %d, relists %d); events: %s; initial-events-end bookmarks %d; 410s %d\n",
-		f.Watches, f.Resumes, f.Relists, strings.Join(types, ", "), f.InitialEventsEnd, f.Expired)
-	fmt.Fprintf(&b, "etcd: %d operations (compactions, oracle), %d oracle watch events\n", f.EtcdOps, f.EtcdEvents)
-	return b.String()
 }

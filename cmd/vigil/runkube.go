@@ -269,7 +269,6 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 		fmt.Fprintf(os.Stderr, "vigil: interrupted; API servers and cluster stopped, partial history in %s\n", f.out)
 		return exitSetup, nil
 	}
-	fmt.Fprint(os.Stderr, suites.CountKube(out.History))
 	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
 	if err := writeReports(f.out, r); err != nil {
 		return exitSetup, err
