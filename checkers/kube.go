@@ -140,7 +140,7 @@ func Kube() []Check {
 		{Name: NameKubeConsistentRead, Run: on(checkKubeConsistentRead)},
 		{Name: NameKubeListExact, Run: on(checkKubeListExact)},
 		{Name: NameKubeListNotOlderThan, Run: on(checkKubeListNotOlderThan)},
-		{Name: NameKubeFutureRV, Run: CheckKubeFutureRV},
+		{Name: NameKubeFutureRV, Run: on(checkKubeFutureRV)},
 		{Name: NameKubePagination, Run: on(checkKubePagination)},
 		{Name: NameKubeContinueExpired, Run: CheckKubeContinueExpired},
 		{Name: NameKubeOptimisticConcurrency, Run: on(checkKubeOptimisticConcurrency)},

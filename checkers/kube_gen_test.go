@@ -396,7 +396,7 @@ func TestKubeGeneratedHistoryCaught(t *testing.T) {
 		for j := i - 1; j >= 0; j-- {
 			p := &h.KubeOps[j]
 			if p.Request.Verb == history.KubeUpdate && p.Response != nil && p.Request.Name == o.Request.Name {
-				head, _ := parseRV(headRVText(h))
+				head := maxWriteRV(h)
 				obj := *p.Response.Object
 				obj.Value, obj.ResourceVersion = o.Request.Object.Value, fmt.Sprint(head+1000)
 				o.Request.Object.ResourceVersion = p.Request.Object.ResourceVersion
@@ -414,7 +414,16 @@ func TestKubeGeneratedHistoryCaught(t *testing.T) {
 	}
 }
 
-func headRVText(h *history.History) string { return fmt.Sprint(headRV(h)) }
+// maxWriteRV is the highest RV an acknowledged write of h was answered with.
+func maxWriteRV(h *history.History) int64 {
+	var top int64
+	for i := range h.KubeOps {
+		if o := &h.KubeOps[i]; o.Request.Verb.IsWrite() && o.Response != nil {
+			top = max(top, objRV(o.Response.Object))
+		}
+	}
+	return top
+}
 
 // BenchmarkKubeChecks100k runs every Kubernetes check on a simulated run
 // of 100,000 operations and about a million watch events.

@@ -87,7 +87,8 @@ func checkKubeLinearizable(m *kubeModel, cfg Config) Result {
 		}
 		col.add(v)
 	}
-	figures := map[string]float64{"writes": float64(writes), "reads": float64(reads), "known_changes": float64(len(m.changes))}
+	figures := map[string]float64{"writes": float64(writes), "reads": float64(reads), "known_changes": float64(len(m.changes)),
+		"foreign_objects_seen": float64(m.foreign), "values_reused": float64(m.valueReuse)}
 	if writes+reads == 0 {
 		return skipped(NameKubeLinearizable, kubeSkipReason(h, "no acknowledged write and no consistent read"), figures)
 	}

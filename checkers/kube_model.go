@@ -32,15 +32,11 @@ type kubeModel struct {
 	objs    map[string]*kobj
 	names   []string // sorted
 	writes  []*kwrite
-	byOp    map[int64]*kwrite
 	byValue map[string]*kwrite
-	ops     map[int64]*history.KubeOperation
 	// changes holds every known change, sorted by RV; changeAt the first
 	// known change at each RV.
 	changes  []*kchange
 	changeAt map[int64]*kchange
-	// bogus lists observations no write explains.
-	bogus map[kref]kbogus
 	// lo answers "the highest RV of a write acknowledged before t"; hi
 	// "the lowest RV of a committed write called after t".
 	lo, hi timeIndex
@@ -120,18 +116,11 @@ type kspan struct {
 	certain bool // it happened (acknowledged); else it may have
 }
 
-// kbogus is an observation no write explains.
-type kbogus struct {
-	why string
-	w   *kwrite // the write the value names, if any
-}
-
 // buildKubeModel reads the whole history once. The checks of one Kube()
 // list share the model of the history they judge (see kubeShared); a check
 // called on its own builds its own.
 func buildKubeModel(h *history.History) *kubeModel {
-	m := &kubeModel{h: h, objs: map[string]*kobj{}, byOp: map[int64]*kwrite{}, byValue: map[string]*kwrite{},
-		ops: map[int64]*history.KubeOperation{}, changeAt: map[int64]*kchange{}, bogus: map[kref]kbogus{},
+	m := &kubeModel{h: h, objs: map[string]*kobj{}, byValue: map[string]*kwrite{}, changeAt: map[int64]*kchange{},
 		byWatch: map[int64]*kwatch{}}
 	m.collectWrites()
 	m.indexTimes()
@@ -155,7 +144,6 @@ func buildKubeModel(h *history.History) *kubeModel {
 func (m *kubeModel) collectWrites() {
 	for i := range m.h.KubeOps {
 		o := &m.h.KubeOps[i]
-		m.ops[o.ID] = o
 		if !o.Request.Verb.IsWrite() {
 			continue
 		}
@@ -177,7 +165,6 @@ func (m *kubeModel) collectWrites() {
 			w.outcome = wUnknown
 		}
 		m.writes = append(m.writes, w)
-		m.byOp[o.ID] = w
 		if m.objs[w.name] == nil {
 			m.objs[w.name] = &kobj{name: w.name}
 		}
@@ -276,8 +263,10 @@ func eachObservation(h *history.History, f func(kobservation)) {
 	}
 }
 
-// observe places the writes that observations resolve, and notes the
-// observations no write explains.
+// observe places the writes that observations resolve. An observation no
+// write explains (a value nobody wrote, a refused write's value, a value at
+// another RV than its write's) places nothing; the checks that judge it
+// say why (explainValue).
 func (m *kubeModel) observe() {
 	eachObservation(m.h, func(ob kobservation) {
 		if m.objs[ob.obj.Name] == nil {
@@ -285,25 +274,12 @@ func (m *kubeModel) observe() {
 			return
 		}
 		rv := objRV(ob.obj)
-		if rv == 0 {
-			return // kube/rv-format's business
-		}
 		w := m.byValue[ob.obj.Value]
-		switch {
-		case w == nil || w.name != ob.obj.Name:
-			m.bogus[ob.ref] = kbogus{why: "no write of this object wrote that value", w: w}
-		case w.outcome == wRefused:
-			m.bogus[ob.ref] = kbogus{why: "the write of that value was refused", w: w}
-		case w.rv != 0 && w.rv != rv:
-			m.bogus[ob.ref] = kbogus{why: "that value was written at another RV", w: w}
-		case w.rv == 0:
-			if m.changeAt[rv] != nil {
-				m.bogus[ob.ref] = kbogus{why: "another change holds that RV", w: w}
-				return
-			}
-			w.rv, w.how = rv, ob.ref
-			m.addChange(w, rv)
+		if rv == 0 || w == nil || w.name != ob.obj.Name || w.outcome == wRefused || w.rv != 0 || m.changeAt[rv] != nil {
+			return
 		}
+		w.rv, w.how = rv, ob.ref
+		m.addChange(w, rv)
 	})
 }
 
@@ -337,7 +313,7 @@ func (m *kubeModel) placeDeletions() {
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rv < cands[j].rv })
-	open := map[string][]*kwrite{} // deletes not yet placed, by call time
+	open := map[string][]*kwrite{} // deletes not yet placed, in history order
 	for _, w := range m.writes {
 		if w.verb == history.KubeDelete && w.outcome != wRefused && w.rv == 0 {
 			open[w.name] = append(open[w.name], w)
@@ -356,22 +332,15 @@ func (m *kubeModel) placeDeletions() {
 	for pass := 0; pass < 2; pass++ {
 		var left []cand
 		for _, c := range todo {
-			if at := m.changeAt[c.rv]; at != nil {
-				if !(at.del && at.obj.name == c.name) {
-					m.bogus[c.ref] = kbogus{why: "another change holds that RV", w: at.w}
-				}
-				continue
+			if m.changeAt[c.rv] != nil {
+				continue // this deletion, or another change (the watch checks say which)
 			}
 			if d := m.deleterOf(open[c.name], c.name, c.rv, pass == 0); d != nil {
 				d.rv, d.how = c.rv, c.ref
 				m.insertChange(m.addChange(d, c.rv))
 				continue
 			}
-			if pass == 0 {
-				left = append(left, c)
-			} else {
-				m.bogus[c.ref] = kbogus{why: "no delete of this object can have made it"}
-			}
+			left = append(left, c) // after the last pass: no delete can have made it
 		}
 		todo = left
 	}

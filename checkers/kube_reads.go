@@ -3,6 +3,7 @@ package checkers
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/vigil-suite/vigil/history"
 )
@@ -320,57 +321,62 @@ func checkKubeListNotOlderThan(m *kubeModel, cfg Config) Result {
 	return col.result(NameKubeListNotOlderThan, figures)
 }
 
-// headRV is the highest RV the store is proven to have reached: acknowledged
-// writes, consistent lists, and the header revisions of etcd operations
-// (the same revision space, when vigil ran the etcd under the API server).
-func headRV(h *history.History) int64 {
-	var top int64
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		if o.Response == nil {
-			continue
-		}
-		if o.Request.Verb.IsWrite() {
-			top = max(top, objRV(o.Response.Object))
-		}
-		if k, _ := readKindOf(o.Request); o.Request.Verb == history.KubeList && k == rkConsistent {
-			if n, ok := parseRV(o.Response.ListRV); ok {
-				top = max(top, n)
-			}
-		}
+// belowAfter returns the lowest RV the store is proven to have had after
+// t (an acknowledged or placed write called after t commits above it; a
+// consistent list called after t answers at or above it... so the store
+// was below that write's RV, and at most that list's RV, after t), with
+// the operation that proves it; MaxInt64 if nothing does.
+func (m *kubeModel) belowAfter(x *linIndex, t time.Duration) (int64, int64) {
+	w, wOp := x.hiW.minAfter(t)
+	if w != math.MaxInt64 {
+		w-- // the store was below the write's RV when it was called
 	}
-	for i := range h.Operations {
-		if r := h.Operations[i].Response; r != nil {
-			top = max(top, r.Revision)
-		}
+	l, lOp := x.hiL.minAfter(t)
+	if l < w {
+		return l, lOp
 	}
-	return top
+	return w, wOp
 }
 
-// CheckKubeFutureRV is kube/future-rv: a read or watch at an RV N above
-// every RV the store is proven to have reached during the whole run (by
-// acknowledged writes, consistent lists and etcd's own answers) never gets
-// data: it waits (no answer), or is answered 504 (ResourceVersionTooLarge).
-// A list answer at a list RV below N is stale data; any data at all claims
-// a state the store never reached. 429, 500 and 503 are tolerated (the
-// server did not serve it); any other status fails. A watch from such an
-// N delivers nothing at or below N and no ERROR but 504.
+// CheckKubeFutureRV is kube/future-rv. A get or list at RV N (NotOlderThan
+// or Exact), or a watch from N, is judged when the history proves N was
+// in the future for all of it: a write called, or a consistent list
+// answered, after it ended shows the store still below N. Such a request
+// never gets data: it waits (no answer, or is closed by vigil), or is
+// answered 504 (ResourceVersionTooLarge); 429, 500 and 503 are tolerated
+// (the server did not serve it); any other status, or data (a list at an
+// RV below N is stale; one at or above N claims a state the store had not
+// reached), fails. A watch from such an N delivers nothing at or below N
+// and no ERROR but 504.
 func CheckKubeFutureRV(h *history.History, cfg Config) Result {
+	return checkKubeFutureRV(buildKubeModel(h), cfg)
+}
+
+func checkKubeFutureRV(m *kubeModel, cfg Config) Result {
+	h := m.h
 	col := newCollector(cfg)
-	head := headRV(h)
-	judged, waited, tooLarge := 0, 0, 0
+	x := m.linIndex()
+	judged, waited, tooLarge, unproven := 0, 0, 0, 0
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
 		if o.Request.Verb != history.KubeGet && o.Request.Verb != history.KubeList {
 			continue
 		}
 		k, n := readKindOf(o.Request)
-		if (k != rkNotOlder && k != rkExact) || n <= head {
+		if k != rkNotOlder && k != rkExact {
+			continue
+		}
+		below, proof := m.belowAfter(&x, o.Return)
+		if below >= n {
+			if lo, _ := m.seen.maxBefore(o.Call); lo < n {
+				unproven++ // maybe future, maybe reached meanwhile
+			}
 			continue
 		}
 		judged++
 		v := Violation{Guarantee: ErrKubeFutureRV, Client: o.Client, Key: o.Request.Name, Revision: n,
-			Want: "504 ResourceVersionTooLarge, or no answer", Operations: []int64{o.ID}}
+			Want: "504 ResourceVersionTooLarge, or no answer", Operations: []int64{o.ID, proof}}
+		future := fmt.Sprintf("the future RV %d (operation %d shows the store still at or below %d after it)", n, proof, below)
 		switch {
 		case o.Error != "":
 			waited++
@@ -378,18 +384,17 @@ func CheckKubeFutureRV(h *history.History, cfg Config) Result {
 			tooLarge++
 		case o.Status != nil && (o.Status.Code == 429 || o.Status.Code == 500 || o.Status.Code == 503):
 		case o.Status != nil:
-			v.Message = fmt.Sprintf("%s at the future RV %d (the store never passed RV %d) was answered %s", opText(o), n,
-				head, statusText(o.Status))
+			v.Message = fmt.Sprintf("%s at %s was answered %s", opText(o), future, statusText(o.Status))
 			v.Got = statusText(o.Status)
 			col.add(v)
 		case o.Request.Verb == history.KubeList:
 			P, _ := parseRV(o.Response.ListRV)
 			v.Got = fmt.Sprintf("a list at RV %d", P)
 			if P < n {
-				v.Message = fmt.Sprintf("%s at the future RV %d was answered with data at RV %d: stale data", opText(o), n, P)
+				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d: stale data", opText(o), future, P)
 			} else {
-				v.Message = fmt.Sprintf("%s at the future RV %d was answered with data at RV %d, a state the store never "+
-					"reached (no write or consistent read of the run shows an RV above %d)", opText(o), n, P, head)
+				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d, a state the store had not reached",
+					opText(o), future, P)
 			}
 			col.add(v)
 		default:
@@ -397,18 +402,30 @@ func CheckKubeFutureRV(h *history.History, cfg Config) Result {
 			if ob := o.Response.Object; ob != nil {
 				at = fmt.Sprintf("%s at RV %s", ob.Name, ob.ResourceVersion)
 			}
-			v.Message = fmt.Sprintf("%s at the future RV %d was answered with data (%s), though the store never "+
-				"passed RV %d", opText(o), n, at, head)
+			v.Message = fmt.Sprintf("%s at %s was answered with data (%s)", opText(o), future, at)
 			v.Got = "data"
 			col.add(v)
 		}
 	}
-	for _, w := range h.KubeWatches {
+	for _, kw := range m.watches {
+		w := kw.w
 		n, ok := parseRV(w.Request.ResourceVersion)
-		if !ok || n <= head {
+		if !ok {
+			continue
+		}
+		end := w.Call
+		if len(w.Events) > 0 {
+			end = w.Events[0].Time
+		} else if w.End != nil {
+			end = w.End.Time
+		}
+		below, proof := m.belowAfter(&x, end)
+		if below >= n {
 			continue
 		}
 		judged++
+		future := fmt.Sprintf("the future RV %d (operation %d shows the store still at or below %d after its first answer)",
+			n, proof, below)
 		for i := range w.Events {
 			e := &w.Events[i]
 			switch {
@@ -416,29 +433,29 @@ func CheckKubeFutureRV(h *history.History, cfg Config) Result {
 				tooLarge++
 			case e.Type == history.KubeError:
 				col.add(Violation{Guarantee: ErrKubeFutureRV,
-					Message: fmt.Sprintf("watch %d (client %d) from the future RV %d (the store never passed RV %d) got %s",
-						w.ID, w.Client, n, head, kevText(*e)),
-					Watch: w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: kevText(*e),
-					KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
-			case e.Object != nil && e.Type != history.KubeBookmark && objRV(e.Object) <= n:
+					Message: fmt.Sprintf("watch %d (client %d) from %s got %s", w.ID, w.Client, future, kevText(*e)),
+					Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: kevText(*e),
+					Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			case e.Object != nil && e.Type != history.KubeBookmark && kw.rv(i) <= n:
 				col.add(Violation{Guarantee: ErrKubeFutureRV,
-					Message: fmt.Sprintf("watch %d (client %d) from the future RV %d delivered %s, at or below it",
-						w.ID, w.Client, n, kevText(*e)),
-					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: objRV(e.Object), Want: "nothing at or below " +
-						fmt.Sprint(n), Got: kevText(*e), KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+					Message: fmt.Sprintf("watch %d (client %d) from %s delivered %s, at or below it",
+						w.ID, w.Client, future, kevText(*e)),
+					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.rv(i), Want: "nothing at or below " +
+						fmt.Sprint(n), Got: kevText(*e), Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
 			}
 		}
 		if st := w.End; st != nil && st.Status != nil && st.Status.Code != 504 && st.Status.Code != 429 && st.Status.Code < 500 {
 			col.add(Violation{Guarantee: ErrKubeFutureRV,
-				Message: fmt.Sprintf("watch %d (client %d) from the future RV %d was refused %s", w.ID, w.Client, n,
-					statusText(st.Status)),
-				Watch: w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: statusText(st.Status)})
+				Message: fmt.Sprintf("watch %d (client %d) from %s was refused %s", w.ID, w.Client, future, statusText(st.Status)),
+				Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: statusText(st.Status),
+				Operations: []int64{proof}})
 		}
 	}
 	figures := map[string]float64{"requests_judged": float64(judged), "waited": float64(waited),
-		"too_large": float64(tooLarge), "head_rv": float64(head)}
+		"too_large": float64(tooLarge), "maybe_future_unproven": float64(unproven)}
 	if judged == 0 {
-		return skipped(NameKubeFutureRV, kubeSkipReason(h, "no request asked for an RV above the store's"), figures)
+		return skipped(NameKubeFutureRV, kubeSkipReason(h, "no request asked for an RV the history proves the store had "+
+			"not reached"), figures)
 	}
 	return col.result(NameKubeFutureRV, figures)
 }

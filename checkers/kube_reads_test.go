@@ -102,6 +102,8 @@ func TestKubeListNotOlderThan(t *testing.T) {
 
 func TestKubeFutureRV(t *testing.T) {
 	future := history.KubeRequest{ResourceVersion: "1000020", ResourceVersionMatch: "NotOlderThan"}
+	// proof is a consistent list after everything: the store was at 21.
+	proof := func(b *kb) { b.list(3, 500, 510, history.KubeRequest{}, 21, "", a20) }
 	runKubeCases(t, CheckKubeFutureRV, ErrKubeFutureRV, []kcase{
 		{name: "kube/future-rv - 504, or no answer - pass", want: Pass, build: func(b *kb) {
 			baseWrites(b)
@@ -109,26 +111,35 @@ func TestKubeFutureRV(t *testing.T) {
 			b.op(2, 100, 110, history.KubeRequest{Verb: history.KubeGet, Name: "a", ResourceVersion: "1000020"}, nil, nil, "timeout")
 			b.watch(1, 2, 100, history.KubeWatchRequest{ResourceVersion: "1000020"})
 			b.errEv(1, 103, 504, "Timeout")
+			proof(b)
+		}},
+		{name: "kube/future-rv - data at an RV the store may have reached meanwhile - skipped", want: Skipped, build: func(b *kb) {
+			baseWrites(b)
+			b.list(2, 100, 110, history.KubeRequest{ResourceVersion: "23", ResourceVersionMatch: "NotOlderThan"}, 23, "", a20)
 		}},
 		{name: "kube/future-rv - a list answered with stale data - fail", want: Fail, rev: 1000020, op: 6, msg: "stale data",
 			build: func(b *kb) {
 				baseWrites(b)
 				b.list(2, 100, 110, future, 20, "", a20)
+				proof(b)
 			}},
 		{name: "kube/future-rv - a get answered with data - fail", want: Fail, key: "a", op: 6, msg: "answered with data",
 			build: func(b *kb) {
 				baseWrites(b)
 				b.get(2, 100, 110, "a", "1000020", &a20)
+				proof(b)
 			}},
 		{name: "kube/future-rv - answered 410 - fail", want: Fail, rev: 1000020, msg: "answered 410", build: func(b *kb) {
 			baseWrites(b)
 			b.listStatus(2, 100, 110, future, history.KubeStatus{Code: 410, Reason: "Expired"})
+			proof(b)
 		}},
 		{name: "kube/future-rv - a watch delivers old events - fail", want: Fail, watch: 1, key: "a", msg: "at or below it",
 			build: func(b *kb) {
 				baseWrites(b)
 				b.watch(1, 2, 100, history.KubeWatchRequest{ResourceVersion: "1000020"})
 				b.ev(1, 101, history.KubeModified, a20)
+				proof(b)
 			}},
 		{name: "kube/future-rv - no future read - skipped", want: Skipped, build: healthyKube},
 	})

@@ -111,18 +111,6 @@ func (o *kobj) settled(a, b int64, withPuts bool) bool {
 	return !withPuts || spanIn(o.putSpans, a, b) == nil
 }
 
-// deletedBy returns a certain unplaced deletion surely in (a, b]: its
-// span lies inside.
-func (o *kobj) deletedBy(a, b int64) *kspan {
-	for i := range o.delSpans {
-		s := &o.delSpans[i]
-		if s.certain && s.lo >= a && s.hi-1 <= b {
-			return s
-		}
-	}
-	return nil
-}
-
 // upper returns the highest RV at which the change c can still be the
 // object's state: just below the next known change, or below a certain
 // unplaced deletion that surely comes after it. MaxInt64 when none.
