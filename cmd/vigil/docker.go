@@ -21,8 +21,14 @@ import (
 // checkDockerRun refuses, before anything starts, the faults a cluster in
 // Docker cannot take.
 func checkDockerRun(f *runFlags) error {
+	// Every fault asked for, not only those the seeded plan fitted into
+	// the run: a refusal must not depend on the seed.
+	names := append([]string(nil), f.schedule.Faults...)
 	for _, st := range f.schedule.Steps {
-		if err := chaos.DockerRefuses(st.Fault); err != nil {
+		names = append(names, st.Fault)
+	}
+	for _, name := range names {
+		if err := chaos.DockerRefuses(name); err != nil {
 			return usageError("--fixture docker: %v", err)
 		}
 	}
