@@ -78,28 +78,50 @@ func objectRV(o *history.Object) string {
 	return o.ResourceVersion
 }
 
-// learnKube remembers, for stale-list, the consistent full lists and when
-// the last write was acknowledged.
+// staleListMemory is what stale-list knows: the last consistent full
+// list answered, when, and the first acknowledged write that overtook it.
+type staleListMemory struct {
+	list   *history.KubeResponse
+	listAt time.Duration
+	listRV uint64
+	// overtakenAt is when a create or update answered with an RV above
+	// the list's was acknowledged (0: not yet); overtaker says which.
+	overtakenAt time.Duration
+	overtaker   string
+}
+
+// learnKube remembers, for stale-list, the latest consistent full list and
+// the first write acknowledged after it at a higher RV. The list served is
+// then only a little stale (missing the writes of the last fraction of a
+// second), and the history proves it stale: that write's RV is above the
+// list's, and it returned before the list was called.
 func (c *kubeClient) learnKube(req history.KubeRequest, resp *history.KubeResponse) {
 	s := c.s
 	now := s.rec.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	mem := &s.kube
 	switch {
-	case req.Verb.IsWrite():
-		s.kubeWriteAt = now
-	case consistentFullList(req) && req.LabelSelector == "":
-		// Keep a list already overtaken by a write: it is what is served.
-		if s.kubeList == nil || s.kubeWriteAt <= s.kubeListAt {
-			cp := *resp
-			cp.Items = append([]history.Object(nil), resp.Items...)
-			s.kubeList, s.kubeListAt = &cp, now
+	case req.Verb == history.KubeCreate || req.Verb == history.KubeUpdate:
+		rv, err := strconv.ParseUint(objectRV(resp.Object), 10, 64)
+		if mem.list != nil && mem.overtakenAt == 0 && err == nil && rv > mem.listRV {
+			mem.overtakenAt = now
+			mem.overtaker = fmt.Sprintf("the %s of %s at resourceVersion %d", req.Verb, resp.Object.Name, rv)
 		}
+	case consistentFullList(req) && req.LabelSelector == "":
+		rv, err := strconv.ParseUint(resp.ListRV, 10, 64)
+		if err != nil {
+			return
+		}
+		cp := *resp
+		cp.Items = append([]history.Object(nil), resp.Items...)
+		*mem = staleListMemory{list: &cp, listAt: now, listRV: rv}
 	}
 }
 
-// staleList answers a consistent list with an earlier list's answer, if a
-// write was acknowledged after that answer and well before this call.
+// staleList answers a consistent list with the last one's answer, if a
+// write with a higher RV was acknowledged after that answer and well
+// before this call.
 func (c *kubeClient) staleList(req history.KubeRequest) (*history.KubeResponse, bool) {
 	s := c.s
 	start := s.rec.Now()
@@ -107,14 +129,16 @@ func (c *kubeClient) staleList(req history.KubeRequest) (*history.KubeResponse, 
 		return nil, false
 	}
 	s.mu.Lock()
-	old, at, wrote := s.kubeList, s.kubeListAt, s.kubeWriteAt
+	mem := s.kube
 	s.mu.Unlock()
-	if old == nil || wrote <= at || start-wrote < staleMargin || !s.claim(0) {
+	if mem.list == nil || mem.overtakenAt == 0 || start-mem.overtakenAt < staleMargin || !s.claim(0) {
 		return nil, false
 	}
+	old := mem.list
 	s.commitFor(c.id, c.inner.Server(), start, map[string]string{
 		"what": fmt.Sprintf("answered a consistent list with the list of %.2fs (resourceVersion %s, %d items), "+
-			"though a write was acknowledged at %.2fs", at.Seconds(), old.ListRV, len(old.Items), wrote.Seconds()),
+			"though %s was acknowledged since, at %.2fs", mem.listAt.Seconds(), old.ListRV, len(old.Items),
+			mem.overtaker, mem.overtakenAt.Seconds()),
 		"revision": old.ListRV})
 	cp := *old
 	cp.Items = append([]history.Object(nil), old.Items...)
@@ -126,9 +150,27 @@ func (c *kubeClient) staleList(req history.KubeRequest) (*history.KubeResponse, 
 func (c *kubeClient) Watch(ctx context.Context, req history.KubeWatchRequest) <-chan kube.WatchMessage {
 	out := make(chan kube.WatchMessage, 16)
 	st := &kubeStream{c: c, ctx: ctx, req: req, out: out}
+	switch {
+	case req.SendInitialEvents != nil && *req.SendInitialEvents:
+		st.initial = initialEnd // a streaming list: a state, then its end bookmark
+	case req.SendInitialEvents == nil && (req.ResourceVersion == "" || req.ResourceVersion == "0"):
+		st.initial = initialState // a state of ADDED events, no marker at its end
+	}
 	go st.run(c.inner.Watch(ctx, req))
 	return out
 }
+
+// How a watch's stream begins: with changes at once, or with an initial
+// state whose events come in key order, not in RV order. The stream
+// sabotages act on changes after the initial state only: that is where
+// the guarantees they break (every change, in RV order) hold.
+type initialKind int8
+
+const (
+	initialNone  initialKind = iota // from an explicit RV: changes only
+	initialEnd                      // streaming list: until the initial-events-end BOOKMARK
+	initialState                    // RV unset or "0": until the first event other than ADDED
+)
 
 type kubeStream struct {
 	c        *kubeClient
@@ -137,33 +179,40 @@ type kubeStream struct {
 	out      chan kube.WatchMessage
 	dropping bool // the caller closed the watch: deliver nothing more
 
-	changes int    // ADDED/MODIFIED/DELETED events seen
-	lastRV  uint64 // RV of the last change delivered
+	initial initialKind
+	live    bool   // the initial state (if any) is over: events are changes
+	changes int    // changes delivered after the initial state
+	lastRV  uint64 // RV of the last of them
 	held    *kube.WatchMessage
 	heldAt  time.Duration
 }
 
 func (st *kubeStream) run(in <-chan kube.WatchMessage) {
 	defer close(st.out)
+	st.live = st.initial == initialNone
 	for m := range in {
 		st.handle(m)
 	}
-	if st.held != nil { // the stream ended: nothing came after it, deliver it
+	if h := st.held; h != nil { // the stream ended: nothing came after it, deliver it
+		st.held = nil
 		st.c.s.release()
-		st.send(*st.held)
+		st.send(*h)
 	}
 }
 
-// send delivers m unless the caller has closed the watch; once it has,
-// nothing more goes out (what the caller took is a prefix of the stream).
-func (st *kubeStream) send(m kube.WatchMessage) {
+// send delivers m unless the caller has closed the watch, and says whether
+// it did; once the caller has closed it, nothing more goes out (what the
+// caller took is a prefix of the stream).
+func (st *kubeStream) send(m kube.WatchMessage) bool {
 	if st.dropping = st.dropping || st.ctx.Err() != nil; st.dropping {
-		return
+		return false
 	}
 	select {
 	case st.out <- m:
+		return true
 	case <-st.ctx.Done():
 		st.dropping = true
+		return false
 	}
 }
 
@@ -175,26 +224,48 @@ func isChange(ev *history.KubeEvent) bool {
 func (st *kubeStream) handle(m kube.WatchMessage) {
 	s := st.c.s
 	ev := m.Event
-	if st.held != nil && isChange(ev) {
-		// drop-event: a later change arrived, so the held one is a gap
-		// in the middle of the stream. Drop it for good.
-		h := st.held.Event
-		st.held = nil
-		s.commitFor(st.c.id, st.c.inner.Server(), st.heldAt, map[string]string{
-			"what": fmt.Sprintf("dropped the %s of %s at resourceVersion %s from watch of client %d",
-				h.Type, h.Object.Name, h.Object.ResourceVersion, st.c.id),
-			"key": h.Object.Name, "revision": h.Object.ResourceVersion})
+	if !st.live {
+		switch {
+		case st.initial == initialEnd && ev != nil && ev.Type == history.KubeBookmark && ev.Object != nil &&
+			ev.Object.Annotations[history.AnnotationInitialEventsEnd] == "true":
+			st.live = true
+		case st.initial == initialState && isChange(ev) && ev.Type != history.KubeAdded:
+			st.live = true
+		}
 	}
-	initial := st.req.SendInitialEvents != nil && *st.req.SendInitialEvents
+	if h := st.held; h != nil && !isChange(ev) {
+		// A bookmark, an ERROR or the end of the stream before the next
+		// change: delivering it first would break another guarantee
+		// (bookmark or ERROR order) besides the one intended. Let the held
+		// change through and wait for another chance.
+		st.held = nil
+		s.release()
+		st.send(*h)
+	}
+	// fault is recorded once m, as sabotaged, has been delivered; if it
+	// was not (the caller closed the watch), the injection is given back.
+	var fault map[string]string
+	var faultAt time.Duration
 	switch s.mode.Name {
 	case "kube-drop-event":
-		if isChange(ev) && !initial && st.changes >= 2 && st.held == nil && s.claim(0) {
+		if st.held != nil && isChange(ev) {
+			// A later change arrived, so the held one is a gap in the
+			// middle of the stream once this one is delivered.
+			h := st.held.Event
+			st.held = nil
+			fault, faultAt = map[string]string{
+				"what": fmt.Sprintf("dropped the %s of %s at resourceVersion %s from watch of client %d",
+					h.Type, h.Object.Name, h.Object.ResourceVersion, st.c.id),
+				"key": h.Object.Name, "revision": h.Object.ResourceVersion}, st.heldAt
+		} else if st.live && isChange(ev) && st.changes >= 2 && st.held == nil && s.claim(0) {
+			// Never the first two changes, nor the last: it is held until
+			// the next change comes, and delivered if none does.
 			st.changes++
 			st.held, st.heldAt = &m, s.rec.Now()
 			return
 		}
 	case "missing-initial-events-end":
-		if ev != nil && ev.Type == history.KubeBookmark && ev.Object != nil && initial &&
+		if ev != nil && ev.Type == history.KubeBookmark && ev.Object != nil && st.initial == initialEnd &&
 			ev.Object.Annotations[history.AnnotationInitialEventsEnd] == "true" && s.claim(0) {
 			s.commitFor(st.c.id, st.c.inner.Server(), s.rec.Now(), map[string]string{
 				"what": fmt.Sprintf("dropped the initial-events-end BOOKMARK at resourceVersion %s of a streaming list of client %d",
@@ -203,24 +274,31 @@ func (st *kubeStream) handle(m kube.WatchMessage) {
 			return
 		}
 	case "rv-regression":
-		if isChange(ev) && st.lastRV > 1 && s.claim(0) {
+		// After one change past the initial state, so the event it follows
+		// is a change too.
+		if st.live && isChange(ev) && st.changes >= 1 && st.lastRV > 1 && s.claim(0) {
 			cp := *ev
 			obj := *ev.Object
 			orig := obj.ResourceVersion
 			obj.ResourceVersion = strconv.FormatUint(st.lastRV-1, 10)
 			cp.Object = &obj
 			m.Event = &cp
-			s.commitFor(st.c.id, st.c.inner.Server(), s.rec.Now(), map[string]string{
+			fault, faultAt = map[string]string{
 				"what": fmt.Sprintf("delivered the %s of %s with resourceVersion %s instead of %s, below the %d delivered before it",
 					ev.Type, obj.Name, obj.ResourceVersion, orig, st.lastRV),
-				"key": obj.Name, "revision": obj.ResourceVersion})
+				"key": obj.Name, "revision": obj.ResourceVersion}, s.rec.Now()
 		}
 	}
-	if isChange(m.Event) {
+	if st.live && isChange(m.Event) {
 		st.changes++
 		if rv, err := strconv.ParseUint(m.Event.Object.ResourceVersion, 10, 64); err == nil {
 			st.lastRV = rv
 		}
 	}
-	st.send(m)
+	switch delivered := st.send(m); {
+	case fault != nil && delivered:
+		s.commitFor(st.c.id, st.c.inner.Server(), faultAt, fault)
+	case fault != nil:
+		s.release()
+	}
 }

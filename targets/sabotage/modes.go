@@ -71,15 +71,18 @@ var modes = []Mode{
 			"filtered watch, else a key outside the watched range"},
 
 	{Name: "kube-drop-event", Check: "kube/watch-from-rv", Target: TargetKube, arm: common, maxSkip: 2,
-		Description: "drops one change from a Kubernetes watch mid-stream (never its first two or its last)"},
+		Description: "drops one change from a Kubernetes watch after its initial state (never its first two changes or its last)"},
 	{Name: "stale-list", Check: "kube/consistent-read", Target: TargetKube, arm: common, maxSkip: 0,
-		Description: "answers a consistent list (resourceVersion unset) with an earlier list, though a write was acknowledged since"},
-	{Name: "missing-initial-events-end", Check: "kube/watchlist-initial-events", Target: TargetKube, arm: early, maxSkip: 0,
+		Description: "answers a consistent list (resourceVersion unset) with the previous one, though a write at a higher resourceVersion was acknowledged since"},
+	// A short run opens only a few streaming lists, seconds apart (each
+	// streamer's watches last 3-8 s, half of them streaming lists): armed
+	// at 10-30% of a 12 s run, the mode missed every one left in 1 of 6.
+	{Name: "missing-initial-events-end", Check: "kube/watchlist-initial-events", Target: TargetKube, arm: first, maxSkip: 1,
 		Description: "drops the BOOKMARK annotated k8s.io/initial-events-end from a streaming list (sendInitialEvents=true)"},
 	{Name: "conflict-not-detected", Check: "kube/optimistic-concurrency", Target: TargetKube, arm: early, maxSkip: 0,
 		Description: "an update the server refused with 409 (stale resourceVersion) is sent again without the precondition and reported as accepted"},
 	{Name: "rv-regression", Check: "kube/watch-ordered", Target: TargetKube, arm: common, maxSkip: 2,
-		Description: "one watch event carries a resourceVersion below the event delivered before it"},
+		Description: "one watch event after the initial state carries a resourceVersion below the change delivered before it"},
 }
 
 // The API families a mode can sabotage.

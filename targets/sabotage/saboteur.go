@@ -46,10 +46,8 @@ type Saboteur struct {
 	writes  map[string]ackedWrite     // key -> last acknowledged write to it
 	counter int                       // numbers fabricated values
 
-	// stale-list: the consistent full list it would serve, when it was
-	// answered, and when the last write was acknowledged.
-	kubeList                *history.KubeResponse
-	kubeListAt, kubeWriteAt time.Duration
+	// stale-list: what it remembers of lists and writes (kube.go).
+	kube staleListMemory
 }
 
 type claimState int
