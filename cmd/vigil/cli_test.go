@@ -6,6 +6,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/reports"
 )
@@ -31,9 +34,29 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building vigil: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	flag.Parse()
+	if !testing.Short() {
+		prebuild()
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// prebuild builds the etcd and kube-apiserver the tests' vigil runs use,
+// once, before any test: the tests run vigil with deadlines, and on a fresh
+// machine the first kube-apiserver build alone takes minutes. A build that
+// fails is reported here; the tests that need it then fail or skip with
+// their own reason.
+func prebuild() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if _, err := binaries.Etcd(ctx, binaries.Options{Progress: os.Stderr}); err != nil {
+		fmt.Fprintf(os.Stderr, "prebuilding etcd for the CLI tests: %v\n", err)
+	}
+	if _, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Progress: os.Stderr}); err != nil {
+		fmt.Fprintf(os.Stderr, "prebuilding kube-apiserver for the CLI tests: %v\n", err)
+	}
 }
 
 type result struct {
