@@ -259,21 +259,42 @@ type linIndex struct {
 	lo, hiW, hiL timeIndex
 }
 
+//
+// A consistent list that is itself wrong (stale: below a write acknowledged
+// before it was called) bounds nothing: used as a bound it would put the
+// blame on every operation that came before it, which did nothing wrong.
+// Its own violation is reported where it is judged.
 func (m *kubeModel) linIndex() linIndex {
+	lists := m.consistentLists()
+	writesOnly := linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(nil, false)}
 	var hiL []tent
+	for _, o := range lists {
+		n, ok := parseRV(o.Response.ListRV)
+		if !ok {
+			continue
+		}
+		lo, hi, _, _ := writesOnly.window(o)
+		if _, bad := m.readFits(o, lo, hi); bad {
+			continue
+		}
+		hiL = append(hiL, tent{o.Call, n, o.ID})
+	}
+	return linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(hiL, false)}
+}
+
+// consistentLists are the answered lists with RV unset.
+func (m *kubeModel) consistentLists() []*history.KubeOperation {
+	var out []*history.KubeOperation
 	for i := range m.h.KubeOps {
 		o := &m.h.KubeOps[i]
 		if o.Response == nil || o.Request.Verb != history.KubeList {
 			continue
 		}
-		if k, _ := readKindOf(o.Request); k != rkConsistent {
-			continue
-		}
-		if n, ok := parseRV(o.Response.ListRV); ok {
-			hiL = append(hiL, tent{o.Call, n, o.ID})
+		if k, _ := readKindOf(o.Request); k == rkConsistent {
+			out = append(out, o)
 		}
 	}
-	return linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(hiL, false)}
+	return out
 }
 
 // window returns the RVs an operation's effect may lie at, and the
