@@ -194,27 +194,7 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 		}
 		wl.During = func(ctx context.Context) { chaos.Run(ctx, env, cfg.Schedule, cfg.Logf) }
 	}
-	stopProgress := startKubeProgress(cfg, wl.Stats, clock)
-	start := clock.Now()
-	runErr := wl.Run(ctx)
-	elapsed := clock.Now() - start
-	stopProgress()
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("writing the history: %w", err)
-	}
-	if err := rec.Err(); err != nil {
-		return nil, fmt.Errorf("recording the history: %w", err)
-	}
-	out := &Outcome{History: rec.History(), Elapsed: elapsed}
-	if runErr != nil {
-		if ctx.Err() != nil {
-			out.Interrupted = true
-			return out, nil
-		}
-		return out, runErr
-	}
-	out.Results = Check(out.History, cfg.Checks)
-	return out, nil
+	return runAndCheck(ctx, wl.Run, startKubeProgress(cfg, wl.Stats, clock), clock, w, rec, cfg.Checks)
 }
 
 // startKubeProgress prints a live line now and then.

@@ -118,9 +118,16 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		env.Do = cc.Do
 		wl.During = func(ctx context.Context) { chaos.Run(ctx, env, cfg.Schedule, cfg.Logf) }
 	}
-	stopProgress := startProgress(cfg, wl.Stats, clock)
+	return runAndCheck(ctx, wl.Run, startProgress(cfg, wl.Stats, clock), clock, w, rec, cfg.Checks)
+}
+
+// runAndCheck runs the workload until it ends or ctx is canceled, stops
+// the progress line, closes the history and, unless the run was cut short,
+// judges it. A run cut short by ctx is Interrupted, with its partial history.
+func runAndCheck(ctx context.Context, run func(context.Context) error, stopProgress func(), clock *history.Clock,
+	w *history.Writer, rec *history.Recorder, checks checkers.Config) (*Outcome, error) {
 	start := clock.Now()
-	runErr := wl.Run(ctx)
+	runErr := run(ctx)
 	elapsed := clock.Now() - start
 	stopProgress()
 	if err := w.Close(); err != nil {
@@ -137,7 +144,7 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		}
 		return out, runErr
 	}
-	out.Results = Check(out.History, cfg.Checks)
+	out.Results = Check(out.History, checks)
 	return out, nil
 }
 

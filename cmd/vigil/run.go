@@ -159,25 +159,11 @@ func cmdRun(args []string) (int, error) {
 	if f.target == "kube" {
 		return cmdRunKube(f, set)
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return exitSetup, setupError(err)
+	ctx, done, err := startRun(f)
+	if err != nil {
+		return exitSetup, err
 	}
-	if len(f.schedule.Steps) > 0 {
-		// Saved before the run, so that even a crashed run can be replayed.
-		if err := f.schedule.Save(filepath.Join(f.out, chaos.ScheduleFile)); err != nil {
-			return exitSetup, setupError(err)
-		}
-	}
-	// SIGINT and SIGTERM end the run cleanly: the workload stops, the
-	// history is closed, the cluster is stopped.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
-	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
-	// Registered so that `vigil cleanup` finds this run if vigil is killed.
-	if unregister, err := runs.Register(f.out); err == nil {
-		defer unregister()
-	}
+	defer done()
 	// Network faults need vigil on the links: a proxy in front of every
 	// listener. Without them, clients and peers talk to the members directly.
 	var links chaos.Links
@@ -252,6 +238,29 @@ func cmdRun(args []string) (int, error) {
 	}
 	fmt.Printf("results in %s\n", f.out)
 	return reports.ExitCode(r.Verdict), nil
+}
+
+// startRun makes the output dir, saves the fault schedule (before the run,
+// so that even a crashed run can be replayed) and registers the run so that
+// vigil cleanup finds it if vigil is killed. SIGINT and SIGTERM cancel the
+// context it returns: the workload stops, the history is closed, the
+// system under test is stopped. done undoes the registration.
+func startRun(f *runFlags) (ctx context.Context, done func(), err error) {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return nil, nil, setupError(err)
+	}
+	if len(f.schedule.Steps) > 0 {
+		if err := f.schedule.Save(filepath.Join(f.out, chaos.ScheduleFile)); err != nil {
+			return nil, nil, setupError(err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
+	unregister := func() {}
+	if u, err := runs.Register(f.out); err == nil {
+		unregister = u
+	}
+	return ctx, func() { unregister(); stop() }, nil
 }
 
 func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixtures.Fixture, error) {

@@ -11,10 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
@@ -23,7 +20,6 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
-	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
@@ -168,20 +164,11 @@ func checkKubeFlags(f *runFlags, set map[string]string) error {
 
 // cmdRunKube is vigil run --target kube, after parseRunFlags.
 func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return exitSetup, setupError(err)
+	ctx, done, err := startRun(f)
+	if err != nil {
+		return exitSetup, err
 	}
-	if len(f.schedule.Steps) > 0 {
-		if err := f.schedule.Save(filepath.Join(f.out, chaos.ScheduleFile)); err != nil {
-			return exitSetup, setupError(err)
-		}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
-	if unregister, err := runs.Register(f.out); err == nil {
-		defer unregister()
-	}
+	defer done()
 	var links chaos.Links
 	var net fixtures.Network
 	switch {
@@ -238,7 +225,7 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 		}
 	}()
 	sctx, cancel := context.WithTimeout(ctx, f.startTimeout)
-	err := fx.Start(sctx)
+	err = fx.Start(sctx)
 	cancel()
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
