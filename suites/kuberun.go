@@ -199,33 +199,9 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 
 // startKubeProgress prints a live line now and then.
 func startKubeProgress(cfg KubeConfig, s *KubeStats, clock *history.Clock) func() {
-	if cfg.Progress == nil {
-		return func() {}
-	}
-	every := cfg.ProgressEvery
-	if every <= 0 {
-		every = 2 * time.Second
-	}
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		var lastOps int64
-		last := clock.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			now, ops := clock.Now(), s.Ops.Load()
-			rate := float64(ops-lastOps) / (now - last).Seconds()
-			fmt.Fprintf(cfg.Progress, "[%5.1fs] calls %d (%.0f/s)  errors %d  conflicts %d  watch events %d  bookmarks %d  410s %d  relists %d  RV %d\n",
-				now.Seconds(), ops, rate, s.FailedOps.Load(), s.Conflicts.Load(), s.Events.Load(), s.Bookmarks.Load(),
-				s.Expired.Load(), s.Relists.Load(), s.HeadRV.Load())
-			lastOps, last = ops, now
-		}
-	}()
-	return func() { close(done); <-finished }
+	return progressTicker(cfg.Progress, cfg.ProgressEvery, clock, s.Ops.Load, func(now time.Duration, ops int64, rate float64) string {
+		return fmt.Sprintf("[%5.1fs] calls %d (%.0f/s)  errors %d  conflicts %d  watch events %d  bookmarks %d  410s %d  relists %d  RV %d",
+			now.Seconds(), ops, rate, s.FailedOps.Load(), s.Conflicts.Load(), s.Events.Load(), s.Bookmarks.Load(),
+			s.Expired.Load(), s.Relists.Load(), s.HeadRV.Load())
+	})
 }

@@ -175,15 +175,24 @@ func Check(h *history.History, cfg checkers.Config) []checkers.Result {
 // startProgress prints a live line now and then: elapsed time, op rate,
 // errors, watch events, and how far the slowest watcher trails.
 func startProgress(cfg Config, s *Stats, clock *history.Clock) func() {
-	if cfg.Progress == nil {
+	return progressTicker(cfg.Progress, cfg.ProgressEvery, clock, s.Ops.Load, func(now time.Duration, ops int64, rate float64) string {
+		return fmt.Sprintf("[%5.1fs] ops %d (%.0f/s)  errors %d  watch events %d  slowest watcher lag %d rev",
+			now.Seconds(), ops, rate, s.FailedOps.Load(), s.WatchEvents.Load(), s.SlowestWatchLag())
+	})
+}
+
+// progressTicker prints line to w every period (2 s if zero) until the
+// returned stop is called; rate is ops per second since the last line.
+// A nil w prints nothing.
+func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops func() int64,
+	line func(now time.Duration, ops int64, rate float64) string) (stop func()) {
+	if w == nil {
 		return func() {}
 	}
-	every := cfg.ProgressEvery
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(every)
@@ -196,11 +205,10 @@ func startProgress(cfg Config, s *Stats, clock *history.Clock) func() {
 				return
 			case <-t.C:
 			}
-			now, ops := clock.Now(), s.Ops.Load()
-			rate := float64(ops-lastOps) / (now - last).Seconds()
-			fmt.Fprintf(cfg.Progress, "[%5.1fs] ops %d (%.0f/s)  errors %d  watch events %d  slowest watcher lag %d rev\n",
-				now.Seconds(), ops, rate, s.FailedOps.Load(), s.WatchEvents.Load(), s.SlowestWatchLag())
-			lastOps, last = ops, now
+			now, n := clock.Now(), ops()
+			rate := float64(n-lastOps) / (now - last).Seconds()
+			fmt.Fprintln(w, line(now, n, rate))
+			lastOps, last = n, now
 		}
 	}()
 	return func() { close(done); <-finished }

@@ -220,11 +220,18 @@ func cmdRun(args []string) (int, error) {
 		return exitSetup, setupFailed(f, err)
 	}
 	fx.Stop()
+	return finishRun(f, out, ccfg, "cluster")
+}
+
+// finishRun writes the reports of a run whose system under test (named by
+// stopped) is already stopped, prints the verdict table, and returns the
+// exit code. An interrupted run gets verdict error and its partial history.
+func finishRun(f *runFlags, out *suites.Outcome, ccfg checkers.Config, stopped string) (int, error) {
 	if out.Interrupted {
 		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
 		writeReports(f.out, r)
-		fmt.Fprintf(os.Stderr, "vigil: interrupted; cluster stopped, partial history in %s\n", f.out)
+		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, f.out)
 		return exitSetup, nil
 	}
 	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())

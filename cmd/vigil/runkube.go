@@ -21,7 +21,6 @@ import (
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
-	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/targets/sabotage"
@@ -249,23 +248,7 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 		return exitSetup, setupFailed(f, err)
 	}
 	fx.Stop()
-	if out.Interrupted {
-		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
-		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
-		writeReports(f.out, r)
-		fmt.Fprintf(os.Stderr, "vigil: interrupted; API servers and cluster stopped, partial history in %s\n", f.out)
-		return exitSetup, nil
-	}
-	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
-	if err := writeReports(f.out, r); err != nil {
-		return exitSetup, err
-	}
-	reports.Table(os.Stdout, r)
-	if f.sabotage != "" {
-		reportSabotage(f.sabotage, out.History, out.Results)
-	}
-	fmt.Printf("results in %s\n", f.out)
-	return reports.ExitCode(r.Verdict), nil
+	return finishRun(f, out, ccfg, "API servers and cluster")
 }
 
 // newKubeFixture builds (or finds) etcd and kube-apiserver and returns the
