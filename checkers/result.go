@@ -1,6 +1,8 @@
 // Package checkers holds pure functions from a history to verdicts. No I/O,
-// no clocks, no randomness: everything a check needs is in the history, so a
-// saved run can be re-checked offline and give the same verdicts.
+// no randomness, and no clock but kv/linearizable's time budget (which can
+// only turn a verdict into unknown): everything a check needs is in the
+// history, so a saved run can be re-checked offline and give the same
+// verdicts.
 package checkers
 
 import (
