@@ -259,11 +259,11 @@ type linIndex struct {
 	lo, hiW, hiL timeIndex
 }
 
-//
-// A consistent list that is itself wrong (stale: below a write acknowledged
-// before it was called) bounds nothing: used as a bound it would put the
-// blame on every operation that came before it, which did nothing wrong.
-// Its own violation is reported where it is judged.
+// linIndex builds the index. A consistent list that is itself wrong
+// (stale: below a write acknowledged before it was called) bounds nothing:
+// used as a bound it would put the blame on every operation that came
+// before it, which did nothing wrong. Its own violation is reported where
+// it is judged.
 func (m *kubeModel) linIndex() linIndex {
 	lists := m.consistentLists()
 	writesOnly := linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(nil, false)}
