@@ -3,8 +3,6 @@ package suites
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,14 +29,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
 	}
-	nSeeds := 1
-	if v := os.Getenv("VIGIL_SABOTAGE_SEEDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("VIGIL_SABOTAGE_SEEDS=%q: want a positive number", v)
-		}
-		nSeeds = n
-	}
+	nSeeds := sabotageSeedCount(t)
 	modes := sabotage.NamesFor(sabotage.TargetKube)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+2*nSeeds*(len(modes)+1))*time.Minute)
 	defer cancel()
@@ -46,15 +37,9 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 
 	wl := DefaultKubeWorkload()
 	wl.Duration = 12 * time.Second
-	keep := os.Getenv("VIGIL_SABOTAGE_OUT")
 	run := func(t *testing.T, seed int64, mode string) *Outcome {
 		g := NewWithT(t)
-		dir := t.TempDir()
-		if keep != "" {
-			dir = filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
-			g.Expect(os.RemoveAll(dir)).To(Succeed())
-			t.Logf("run files in %s", dir)
-		}
+		dir := sabotageRunDir(t)
 		start := time.Now()
 		out, err := RunKube(ctx, fx, KubeConfig{Out: dir, Seed: seed, Vigil: "test", Workload: wl,
 			Checks: checkers.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(), Sabotage: mode})

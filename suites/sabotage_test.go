@@ -30,14 +30,7 @@ func TestSabotageIsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real etcd cluster")
 	}
-	nSeeds := 1
-	if v := os.Getenv("VIGIL_SABOTAGE_SEEDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("VIGIL_SABOTAGE_SEEDS=%q: want a positive number", v)
-		}
-		nSeeds = n
-	}
+	nSeeds := sabotageSeedCount(t)
 	var seeds []int64
 	for i := 0; i < nSeeds; i++ {
 		seeds = append(seeds, int64(101+i))
@@ -58,15 +51,9 @@ func TestSabotageIsCaught(t *testing.T) {
 	// Each run gets a fresh cluster: the checks take the compactions they
 	// judge from the history, and a cluster compacted by an earlier run
 	// answers ErrCompacted where this run's history shows no compaction.
-	keep := os.Getenv("VIGIL_SABOTAGE_OUT") // keep every run's files there, for triage
 	run := func(t *testing.T, seed int64, mode string) *Outcome {
 		g := NewWithT(t)
-		dir := t.TempDir()
-		if keep != "" {
-			dir = filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
-			g.Expect(os.RemoveAll(dir)).To(Succeed())
-			t.Logf("run files in %s", dir)
-		}
+		dir := sabotageRunDir(t)
 		fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: dir, Version: version})
 		defer fx.Stop()
 		g.Expect(fx.Start(ctx)).To(Succeed())
@@ -209,6 +196,37 @@ func pointsAt(h *history.History, f history.Fault, v checkers.Violation) string 
 		return fmt.Sprintf("names revision %d", rev)
 	}
 	return ""
+}
+
+// sabotageSeedCount is VIGIL_SABOTAGE_SEEDS, the seeds a sabotage proof
+// runs per mode (1 if unset).
+func sabotageSeedCount(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("VIGIL_SABOTAGE_SEEDS")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("VIGIL_SABOTAGE_SEEDS=%q: want a positive number", v)
+	}
+	return n
+}
+
+// sabotageRunDir is where a sabotage proof's run writes: a temporary dir,
+// or under VIGIL_SABOTAGE_OUT, kept for triage.
+func sabotageRunDir(t *testing.T) string {
+	t.Helper()
+	keep := os.Getenv("VIGIL_SABOTAGE_OUT")
+	if keep == "" {
+		return t.TempDir()
+	}
+	dir := filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run files in %s", dir)
+	return dir
 }
 
 func describeViolations(vs []checkers.Violation) string {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/fixtures"
-	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/fixtures/containers"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
@@ -90,17 +89,9 @@ func newDockerKubeFixture(ctx context.Context, f *runFlags, logf func(string, ..
 	if err := checkDockerEngine(ctx); err != nil {
 		return nil, err
 	}
-	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Failpoints: f.failpoints, Progress: os.Stderr})
+	etcdBin, kubeBin, ver, err := kubeBinaries(ctx, f)
 	if err != nil {
 		return nil, err
-	}
-	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: f.kube.version, Binary: f.kube.binary, Progress: os.Stderr})
-	if err != nil {
-		return nil, err
-	}
-	ver := f.kube.version
-	if f.kube.binary != "" {
-		ver = "" // the fixture asks the first replica's /version
 	}
 	return containers.NewKube(containers.KubeConfig{Dir: f.out, Logf: logf,
 		Etcd:   containers.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints},

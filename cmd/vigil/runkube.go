@@ -254,17 +254,9 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 // newKubeFixture builds (or finds) etcd and kube-apiserver and returns the
 // fixture that runs them.
 func newKubeFixture(ctx context.Context, f *runFlags, net fixtures.Network, logf func(string, ...any)) (*kubeapiserver.Fixture, error) {
-	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Failpoints: f.failpoints, Progress: os.Stderr})
+	etcdBin, kubeBin, ver, err := kubeBinaries(ctx, f)
 	if err != nil {
 		return nil, err
-	}
-	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: f.kube.version, Binary: f.kube.binary, Progress: os.Stderr})
-	if err != nil {
-		return nil, err
-	}
-	ver := f.kube.version
-	if f.kube.binary != "" {
-		ver = "" // the fixture asks the binary's /version
 	}
 	return kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: f.out, Network: net, Logf: logf,
 		Etcd: etcdproc.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints},
@@ -310,4 +302,22 @@ func (e *kubeExternal) Leader(context.Context) (fixtures.Member, error) {
 
 func (e *kubeExternal) Describe() history.Target {
 	return history.Target{Kind: "kube", Fixture: "external", Version: e.version, Members: 1, Endpoints: e.Endpoints()}
+}
+
+// kubeBinaries builds (or finds) the etcd and kube-apiserver of a kube run.
+// ver is the Kubernetes version to record, "" for a binary the user gave
+// (the fixture then asks the first replica's /version).
+func kubeBinaries(ctx context.Context, f *runFlags) (etcdBin, kubeBin, ver string, err error) {
+	etcdBin, err = binaries.Etcd(ctx, binaries.Options{Version: f.etcdVersion, Binary: f.etcdBinary, Failpoints: f.failpoints, Progress: os.Stderr})
+	if err != nil {
+		return "", "", "", err
+	}
+	kubeBin, err = binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: f.kube.version, Binary: f.kube.binary, Progress: os.Stderr})
+	if err != nil {
+		return "", "", "", err
+	}
+	if f.kube.binary == "" {
+		ver = f.kube.version
+	}
+	return etcdBin, kubeBin, ver, nil
 }
