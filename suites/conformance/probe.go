@@ -1,0 +1,87 @@
+// Package conformance holds vigil's deterministic conformance probes: each
+// probe is one behaviour of the etcd v3 API or of the Kubernetes API, a
+// handful of requests on a key prefix (or namespace) of its own, with exact
+// expectations written as gomega assertions. Every request and answer a
+// probe makes is kept in its transcript, normalized (revisions relative to
+// the probe's own start, ids and times masked), so that a run against the
+// target can be compared with a run against a reference server, and so
+// that a failure comes with a standalone reproduction.
+//
+// The probes run from `vigil conform` and from another module's `go test`
+// (RunEtcd, RunKube), each probe a subtest.
+package conformance
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Verdict is what a probe concluded about the target.
+type Verdict string
+
+const (
+	// Pass: every expectation held.
+	Pass Verdict = "pass"
+	// Fail: an expectation did not hold; Failure says which.
+	Fail Verdict = "fail"
+	// Unsupported: the target refused a request of the probe as
+	// unimplemented (gRPC Unimplemented, HTTP 404/405 on a known path).
+	Unsupported Verdict = "unsupported"
+	// Skipped: the probe does not apply here (Reason says why: a version
+	// that lacks the feature, a --only filter, a setup that cannot be made).
+	Skipped Verdict = "skipped"
+	// Differs: every expectation held, but the normalized transcript is not
+	// the reference server's (Diff lists where).
+	Differs Verdict = "differs"
+	// Error: the probe could not be run (the target stopped answering).
+	Error Verdict = "error"
+)
+
+// Failed reports whether the verdict fails a conformance run.
+func (v Verdict) Failed() bool { return v == Fail || v == Differs || v == Error }
+
+// Info describes a probe: the same for the etcd and the Kubernetes probes.
+type Info struct {
+	// Name is "<area>/<behaviour>", e.g. "watch/filter-nodelete"; unique.
+	Name string `json:"name"`
+	// Title is the one sentence a maintainer would accept as a bug title
+	// when the probe fails, e.g. "a watch with the NoDelete filter
+	// receives DELETE events".
+	Title string `json:"title"`
+	// Checks names the chaos-run checks (checkers' names, e.g.
+	// "watch/filter") whose guarantee this probe isolates, so a failed
+	// chaos run can point at it.
+	Checks []string `json:"checks,omitempty"`
+}
+
+// Step is one request and its answer, as the transcript keeps them.
+type Step struct {
+	// Call names the API call: "Range", "Put", "Txn", "Watch.Send",
+	// "Watch.Recv", "LeaseGrant", ... for etcd; the HTTP method and a
+	// path template ("GET /api/v1/namespaces/{ns}/configmaps") for
+	// Kubernetes.
+	Call string `json:"call"`
+	// Request and Answer are normalized JSON (see Normalize*).
+	Request json.RawMessage `json:"request,omitempty"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+	// Error is the normalized error: a gRPC code and etcd's error text,
+	// or an HTTP status and reason.
+	Error string `json:"error,omitempty"`
+	// Unstable marks a step whose answer legitimately varies from run to
+	// run (timing): it is shown but not compared with the reference.
+	Unstable bool `json:"unstable,omitempty"`
+}
+
+// Result is one probe's outcome.
+type Result struct {
+	Info
+	Verdict Verdict `json:"verdict"`
+	// Reason says why a probe was skipped or unsupported.
+	Reason string `json:"reason,omitempty"`
+	// Failure is the failed expectation, as gomega worded it.
+	Failure string `json:"failure,omitempty"`
+	// Diff lists the differences from the reference transcript.
+	Diff       []string      `json:"diff,omitempty"`
+	Transcript []Step        `json:"transcript,omitempty"`
+	Duration   time.Duration `json:"duration_ns"`
+}
