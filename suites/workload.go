@@ -19,11 +19,17 @@ import (
 // WorkloadConfig sizes the KV + watch workload. The defaults suit a 2-core
 // machine running a 3-member cluster beside vigil: several hundred ops/s.
 type WorkloadConfig struct {
-	Clients  int           // KV clients, one request at a time each
-	Rate     float64       // total KV requests per second, across clients
+	Clients int // KV clients, one request at a time each
+	// Rate is the total KV requests per second across clients; 0 means
+	// unthrottled: each client sends its next request as soon as the last
+	// one is answered (the highest load the clients can give).
+	Rate     float64
 	Duration time.Duration // how long the clients run
 	Keys     int           // distinct keys under the prefix
 	Watchers int           // concurrent watchers of the prefix
+	// PutsOnly makes every KV request a put (a write-heavy load) instead
+	// of the default mix.
+	PutsOnly bool
 	// CompactEvery is the period of compactions (0: none). Each compacts to
 	// a revision some way behind the head, so past-revision watches and
 	// resumes sometimes meet ErrCompacted.
@@ -48,8 +54,8 @@ func (c WorkloadConfig) Validate() error {
 	switch {
 	case c.Clients < 1:
 		return errors.New("--clients must be at least 1")
-	case c.Rate <= 0:
-		return errors.New("--rate must be positive")
+	case c.Rate < 0:
+		return errors.New("--rate must not be negative (0: unthrottled)")
 	case c.Duration <= 0:
 		return errors.New("--duration must be positive")
 	case c.Keys < 1:
