@@ -77,8 +77,8 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[string]int64) history.Request {
 	key := w.key(rng.IntN(w.cfg.Keys))
 	value := fmt.Sprintf("%d.%d", client, seq) // unique in the run: names its write
-	if w.cfg.PutsOnly {
-		return history.Request{Kind: history.OpPut, Key: key, Value: value}
+	if req, ok := w.shapeRequest(rng, key, value, modRev); ok {
+		return req
 	}
 	switch p := rng.IntN(100); {
 	case p < 25:

@@ -106,7 +106,10 @@ var kindNames = [3]string{"plain", "vigil", "plain+watches"}
 func (m *throughput) runPhase(round, kind int) {
 	b := m.b
 	wl := DefaultWorkload()
-	wl.Rate, wl.Duration, wl.PutsOnly = 0, m.phase, m.putsOnly
+	wl.Rate, wl.Duration = 0, m.phase
+	if m.putsOnly {
+		wl.Shape = ShapeWriteHeavy
+	}
 	wl.Prefix = fmt.Sprintf("/bench/%s-%d-%d/", filepath.Base(m.dir), round, kind)
 	var n int64
 	var took time.Duration

@@ -27,9 +27,9 @@ type WorkloadConfig struct {
 	Duration time.Duration // how long the clients run
 	Keys     int           // distinct keys under the prefix
 	Watchers int           // concurrent watchers of the prefix
-	// PutsOnly makes every KV request a put (a write-heavy load) instead
-	// of the default mix.
-	PutsOnly bool
+	// Shape names the mix of requests and watch starts (shapes.go);
+	// empty is ShapeDefault.
+	Shape string
 	// CompactEvery is the period of compactions (0: none). Each compacts to
 	// a revision some way behind the head, so past-revision watches and
 	// resumes sometimes meet ErrCompacted.
@@ -58,6 +58,8 @@ func (c WorkloadConfig) Validate() error {
 		return errors.New("--rate must not be negative (0: unthrottled)")
 	case c.Duration <= 0:
 		return errors.New("--duration must be positive")
+	case validShape(c.Shape) != nil:
+		return validShape(c.Shape)
 	case c.Keys < 1:
 		return errors.New("--keys must be at least 1")
 	case c.Watchers < 0:
@@ -137,6 +139,9 @@ type Workload struct {
 
 // NewWorkload prepares a workload; Run starts it. wrap may be nil.
 func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
+	if cfg.Shape == ShapeDeleteHeavy && (cfg.CompactEvery <= 0 || cfg.CompactEvery > deleteHeavyCompactEvery) {
+		cfg.CompactEvery = deleteHeavyCompactEvery
+	}
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
