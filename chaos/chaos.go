@@ -46,7 +46,7 @@ type Env struct {
 	// Defragment answer from that member alone), recorded in the history;
 	// nil where the run offers none.
 	DoOn func(ctx context.Context, member string, req history.Request) (*history.Response, error)
-	Rec *history.Recorder
+	Rec  *history.Recorder
 }
 
 // Failpoints is what a fixture offers when its members run a gofail build

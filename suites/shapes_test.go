@@ -77,7 +77,7 @@ func expectShape(g Gomega, shape string, clients int, h *history.History) {
 		g.Expect(compactions).To(BeNumerically(">=", 4), "compaction at least every second")
 	case ShapeKubeLike:
 		g.Expect(modCompares).To(BeNumerically(">", kinds[history.OpTxn]*9/10))
-		g.Expect(kinds[history.OpPut] + kinds[history.OpDelete]).To(BeZero(), "the storage layer writes in txns only")
+		g.Expect(kinds[history.OpPut]+kinds[history.OpDelete]).To(BeZero(), "the storage layer writes in txns only")
 		g.Expect(pinnedPages).To(BeNumerically(">", 50))
 	case ShapeFutureWatch:
 		for _, w := range h.Watches {
