@@ -19,8 +19,9 @@ import (
 // etcd cluster, the operations per second of vigil's recording workload at
 // its maximum rate (Rate 0: unthrottled) against a bare clientv3 load
 // generator (plainLoad) with the same clients, keys and connections. Phases
-// of equal length alternate (plain, vigil, plain with bare watches; the
-// order rotates each round) so that drift in what else runs on the machine
+// of equal length alternate (plain, vigil, plain with as many bare watches
+// as vigil has watchers, vigil without watchers; the order rotates each
+// round) so that drift in what else runs on the machine
 // hits all of them alike.
 //
 // vigil runs as in a real run: its 12 watchers (opened over the first half
@@ -69,8 +70,8 @@ func BenchmarkRecordingVsPlain(b *testing.B) {
 			m := throughput{b: b, ctx: ctx, fx: fx, dir: filepath.Join(dir, shape.name), phase: phase, putsOnly: shape.putsOnly}
 			for r := 0; r < rounds; r++ {
 				// Rotate the order so that no kind always runs first.
-				for k := 0; k < 3; k++ {
-					m.runPhase(r, (r+k)%3)
+				for k := 0; k < numKinds; k++ {
+					m.runPhase(r, (r+k)%numKinds)
 				}
 			}
 			m.report()
@@ -87,8 +88,8 @@ type throughput struct {
 	phase    time.Duration
 	putsOnly bool
 
-	ops     [3]int64         // per kind: answers counted
-	elapsed [3]time.Duration // per kind: time they took
+	ops     [numKinds]int64         // per kind: answers counted
+	elapsed [numKinds]time.Duration // per kind: time they took
 	// late counts vigil's answers in the second half of each phase, when
 	// all its watchers are open.
 	late        int64
@@ -99,9 +100,13 @@ const (
 	kindPlain = iota
 	kindVigil
 	kindPlainWatched
+	// kindVigilUnwatched is vigil with no watchers: what recording alone
+	// costs, beside what feeding 12 watches costs etcd.
+	kindVigilUnwatched
+	numKinds
 )
 
-var kindNames = [3]string{"plain", "vigil", "plain+watches"}
+var kindNames = [numKinds]string{"plain", "vigil", "plain+watches", "vigil-no-watch"}
 
 func (m *throughput) runPhase(round, kind int) {
 	b := m.b
@@ -123,8 +128,11 @@ func (m *throughput) runPhase(round, kind int) {
 		if n, took, err = p.run(m.ctx, m.phase, int64(round)); err != nil {
 			b.Fatal(err)
 		}
-	case kindVigil:
-		out, err := RunEtcd(m.ctx, m.fx, Config{Out: filepath.Join(m.dir, fmt.Sprintf("round-%d", round)),
+	case kindVigil, kindVigilUnwatched:
+		if kind == kindVigilUnwatched {
+			wl.Watchers = 0
+		}
+		out, err := RunEtcd(m.ctx, m.fx, Config{Out: filepath.Join(m.dir, fmt.Sprintf("round-%d-%d", round, kind)),
 			Seed: int64(round), Vigil: "bench", Workload: wl, Checks: checkers.DefaultConfig()})
 		if err != nil {
 			b.Fatal(err)
@@ -137,8 +145,10 @@ func (m *throughput) runPhase(round, kind int) {
 		var late int64
 		n, late = countKV(out.History, wl.Clients, m.phase)
 		took = m.phase
-		m.late += late
-		m.lateElapsed += m.phase / 2
+		if kind == kindVigil {
+			m.late += late
+			m.lateElapsed += m.phase / 2
+		}
 	}
 	m.ops[kind] += n
 	m.elapsed[kind] += took
@@ -176,4 +186,5 @@ func (m *throughput) report() {
 	m.b.ReportMetric(100*late/plain, "late-%-of-plain")
 	m.b.ReportMetric(watched, "plainwatch-ops/s")
 	m.b.ReportMetric(100*vigil/watched, "vigil-%-of-plainwatch")
+	m.b.ReportMetric(100*rate(kindVigilUnwatched)/plain, "vigilnowatch-%-of-plain")
 }
