@@ -41,8 +41,12 @@ type Env struct {
 	// cluster (see kube.go).
 	APIServers APIServers
 	// Do sends a request as chaos's own client, recorded in the history.
-	Do  func(ctx context.Context, req history.Request) (*history.Response, error)
-	Rec *history.Recorder
+	Do func(ctx context.Context, req history.Request) (*history.Response, error)
+	// DoOn sends a request to one member by name (Status, HashKV,
+	// Defragment answer from that member alone), recorded in the history;
+	// nil where the run offers none.
+	DoOn func(ctx context.Context, member string, req history.Request) (*history.Response, error)
+	Rec  *history.Recorder
 }
 
 // Failpoints is what a fixture offers when its members run a gofail build
@@ -180,10 +184,17 @@ func All() []Injector {
 	return out
 }
 
-// Lookup finds an injector by name.
+// Lookup finds an injector by name. Failpoint faults also take
+// parameters in the name (see parseFailpoint): an aim, a sleep duration,
+// and any failpoint the build has, not only those listed.
 func Lookup(name string) (Injector, bool) {
-	i, ok := registry[name]
-	return i, ok
+	if i, ok := registry[name]; ok {
+		return i, ok
+	}
+	if f, ok := parseFailpoint(name); ok {
+		return f, true
+	}
+	return nil, false
 }
 
 // ParseList checks a comma-separated list of fault names.

@@ -22,10 +22,9 @@ import (
 // healing restarts it on its data dir. The sleep kind slows that line down
 // while the fault lasts.
 
-// panicTerm and sleepTerm are the gofail terms the two kinds arm.
+// panicTerm is the gofail term of the panic kind; the sleep kind arms sleep(MS).
 const (
 	panicTerm = `panic("vigil")`
-	sleepTerm = `sleep(100)`
 )
 
 // crashPoint is a failpoint worth crashing a member at: on a path every
@@ -37,7 +36,10 @@ type crashPoint struct {
 	// compact: the path runs on compaction, so the fault compacts once
 	// itself rather than wait for the workload to.
 	compact bool
-	what    string
+	// defrag: the path runs on defragmentation, so the fault defragments
+	// the armed member itself.
+	defrag bool
+	what   string
 }
 
 // crashPoints are the failpoints vigil injects; a build that lacks one
@@ -58,6 +60,8 @@ var crashPoints = []crashPoint{
 	{name: "compactBeforeSetFinishedCompact", aim: aimRandom, compact: true, what: "at the end of a compaction, before it is marked finished (etcd 3.5+)"},
 	{name: "compactBeforeCommitScheduledCompact", aim: aimRandom, compact: true, what: "before a scheduled compaction is committed (etcd 3.6+)"},
 	{name: "compactAfterCommitScheduledCompact", aim: aimRandom, compact: true, what: "after a scheduled compaction is committed (etcd 3.6+)"},
+	{name: "defragBeforeCopy", aim: aimRandom, defrag: true, what: "in a defragmentation, before the keys are copied to the new file"},
+	{name: "defragBeforeRename", aim: aimRandom, defrag: true, what: "in a defragmentation, after the copy, before the new file replaces the old"},
 	{name: "compactBeforeCommitBatch", aim: aimRandom, compact: true, what: "before a compaction batch is committed (etcd 3.6+)"},
 	{name: "compactAfterCommitBatch", aim: aimRandom, compact: true, what: "after a compaction batch is committed (etcd 3.6+)"},
 }
@@ -79,13 +83,65 @@ func crashPointNamed(name string) crashPoint {
 type failpointFault struct {
 	point crashPoint
 	sleep bool
+	// nap is how long the sleep kind sleeps at each pass; 0: 100 ms.
+	nap time.Duration
+	// named is the name it was asked for with parameters (parseFailpoint);
+	// empty for the registered, unparameterized faults.
+	named string
 }
 
 func (f failpointFault) Name() string {
+	if f.named != "" {
+		return f.named
+	}
 	if f.sleep {
 		return "failpoint-sleep:" + f.point.name
 	}
 	return "failpoint:" + f.point.name
+}
+
+// parseFailpoint reads a failpoint fault with parameters:
+//
+//	failpoint:NAME[@AIM]
+//	failpoint-sleep:NAME[@AIM][=DURATION]
+//
+// AIM is leader, follower or random (default: the failpoint's own, or
+// random for a failpoint vigil does not list); DURATION is a Go duration,
+// at least 1 ms (default 100 ms). Any failpoint of the build may be named:
+// whether it exists is the Needs check's business, at run time.
+func parseFailpoint(name string) (failpointFault, bool) {
+	rest, sleep := strings.CutPrefix(name, "failpoint-sleep:")
+	if !sleep {
+		var ok bool
+		if rest, ok = strings.CutPrefix(name, "failpoint:"); !ok {
+			return failpointFault{}, false
+		}
+	}
+	var nap time.Duration
+	if i := strings.IndexByte(rest, '='); i >= 0 {
+		if !sleep {
+			return failpointFault{}, false
+		}
+		d, err := time.ParseDuration(rest[i+1:])
+		if err != nil || d < time.Millisecond {
+			return failpointFault{}, false
+		}
+		nap, rest = d, rest[:i]
+	}
+	fpName, aimName, hasAim := strings.Cut(rest, "@")
+	if fpName == "" || strings.ContainsAny(fpName, "/ ") {
+		return failpointFault{}, false
+	}
+	p := crashPointNamed(fpName)
+	if hasAim {
+		switch a := aim(aimName); a {
+		case aimLeader, aimFollower, aimRandom:
+			p.aim = a
+		default:
+			return failpointFault{}, false
+		}
+	}
+	return failpointFault{point: p, sleep: sleep, nap: nap, named: name}, true
 }
 
 func (f failpointFault) Needs() Needs {
@@ -95,7 +151,7 @@ func (f failpointFault) Needs() Needs {
 func (f failpointFault) Describe() string {
 	who := map[aim]string{aimLeader: "the leader", aimFollower: "a follower", aimRandom: "a random member"}[f.point.aim]
 	if f.sleep {
-		return fmt.Sprintf("%s sleeps 100 ms each time it passes %s: %s; disarmed when healed", who, f.point.name, f.point.what)
+		return fmt.Sprintf("%s sleeps %v each time it passes %s: %s; disarmed when healed", who, f.napOr100(), f.point.name, f.point.what)
 	}
 	return fmt.Sprintf("%s panics at %s: %s; restarted when healed", who, f.point.name, f.point.what)
 }
@@ -104,7 +160,22 @@ func (f failpointFault) Inject(ctx context.Context, env *Env, pick uint32) (Inje
 	if err := f.Needs().Unmet(env); err != nil {
 		return Injected{}, err
 	}
-	return armFailpoint(ctx, env, f.point, f.sleep, pick)
+	return armFailpoint(ctx, env, f.point, f.term(), pick)
+}
+
+func (f failpointFault) napOr100() time.Duration {
+	if f.nap == 0 {
+		return 100 * time.Millisecond
+	}
+	return f.nap
+}
+
+// term is the gofail term the fault arms.
+func (f failpointFault) term() string {
+	if !f.sleep {
+		return panicTerm
+	}
+	return fmt.Sprintf("sleep(%d)", f.napOr100().Milliseconds())
 }
 
 // failpointRandom arms a panic at a failpoint of the build chosen by the
@@ -134,13 +205,13 @@ func (r failpointRandom) Inject(ctx context.Context, env *Env, pick uint32) (Inj
 	}
 	// The low bits choose the failpoint, the rest the member.
 	p := avail[int(pick%uint32(len(avail)))]
-	return armFailpoint(ctx, env, p, false, pick/uint32(len(avail)))
+	return armFailpoint(ctx, env, p, panicTerm, pick/uint32(len(avail)))
 }
 
 // armFailpoint arms point on the member the aim and pick choose, and
 // returns a Heal that finds out whether it fired, disarms it if the
 // member still runs, and restarts the member if it exited.
-func armFailpoint(ctx context.Context, env *Env, point crashPoint, sleep bool, pick uint32) (Injected, error) {
+func armFailpoint(ctx context.Context, env *Env, point crashPoint, term string, pick uint32) (Injected, error) {
 	m, err := choose(ctx, env, point.aim, pick)
 	if err != nil {
 		return Injected{}, err
@@ -155,10 +226,6 @@ func armFailpoint(ctx context.Context, env *Env, point crashPoint, sleep bool, p
 	case <-exited:
 		return Injected{}, fmt.Errorf("member %s is not running", m.Name)
 	default:
-	}
-	term := panicTerm
-	if sleep {
-		term = sleepTerm
 	}
 	armed := time.Now()
 	if err := gofail(ctx, http.MethodPut, addr, point.name, term); err != nil {
@@ -180,6 +247,13 @@ func armFailpoint(ctx context.Context, env *Env, point crashPoint, sleep bool, p
 	if point.compact && env.Do != nil {
 		// Run the path now; the compaction goes into the history.
 		compactOnce(ctx, env.Do)
+	}
+	if point.defrag && env.DoOn != nil {
+		// Defragment the armed member now; the request goes into the
+		// history, and its error (the member crashing under it) too.
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		env.DoOn(dctx, m.Name, history.Request{Kind: history.OpDefrag})
+		cancel()
 	}
 
 	in.Heal = func(ctx context.Context) error {

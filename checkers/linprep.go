@@ -170,7 +170,7 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 // classify says how an operation enters the search, or that it stays out.
 func classify(o *history.Operation) (linMode, bool) {
 	switch o.Request.Kind {
-	case history.OpStatus, history.OpHashKV:
+	case history.OpStatus, history.OpHashKV, history.OpDefrag:
 		return 0, false
 	case history.OpRange:
 		if o.Request.Serializable {

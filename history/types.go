@@ -24,6 +24,9 @@ const (
 	OpCompact OpKind = "compact"
 	OpStatus  OpKind = "status"
 	OpHashKV  OpKind = "hashkv"
+	// OpDefrag defragments one member's backend (Maintenance.Defragment);
+	// it changes no key and answers from that member alone.
+	OpDefrag OpKind = "defrag"
 )
 
 // IsWrite reports whether an operation of this kind can change the store.

@@ -28,22 +28,34 @@ func prefixEnd(p string) string {
 // hang off reqCtx, not runCtx, so the end of the run does not fail the
 // requests in flight (that would make their outcome needlessly unknown).
 func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording, rng *rand.Rand) {
-	interval := time.Duration(float64(time.Second) * float64(w.cfg.Clients) / w.cfg.Rate)
+	var interval time.Duration // 0: unthrottled
+	if w.cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(w.cfg.Clients) / w.cfg.Rate)
+	}
 	modRev := map[string]int64{} // key -> mod revision last seen (0: absent)
 	next := time.Now()
+	var pace *time.Timer
 	for seq := 0; runCtx.Err() == nil; seq++ {
-		next = next.Add(interval)
-		if d := time.Until(next); d > 0 {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-time.After(d):
+		if interval > 0 {
+			next = next.Add(interval)
+			if d := time.Until(next); d > 0 {
+				if pace == nil {
+					pace = time.NewTimer(d)
+					defer pace.Stop()
+				} else {
+					pace.Reset(d)
+				}
+				select {
+				case <-runCtx.Done():
+					return
+				case <-pace.C:
+				}
+			} else if d < -time.Second {
+				next = time.Now() // fell behind (a fault); do not burst to catch up
 			}
-		} else if d < -time.Second {
-			next = time.Now() // fell behind (a fault); do not burst to catch up
-		}
-		if runCtx.Err() != nil {
-			return
+			if runCtx.Err() != nil {
+				return
+			}
 		}
 		req := w.nextRequest(rng, c.ID(), seq, modRev)
 		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
@@ -65,6 +77,9 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[string]int64) history.Request {
 	key := w.key(rng.IntN(w.cfg.Keys))
 	value := fmt.Sprintf("%d.%d", client, seq) // unique in the run: names its write
+	if req, ok := w.shapeRequest(rng, key, value, modRev); ok {
+		return req
+	}
 	switch p := rng.IntN(100); {
 	case p < 25:
 		return history.Request{Kind: history.OpPut, Key: key, Value: value}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
@@ -116,6 +118,9 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		}
 		defer cc.Close()
 		env.Do = cc.Do
+		doOn, closeAll := memberClients(fx, wl)
+		defer closeAll()
+		env.DoOn = doOn
 		wl.During = func(ctx context.Context) { chaos.Run(ctx, env, cfg.Schedule, cfg.Logf) }
 	}
 	return runAndCheck(ctx, wl.Run, startProgress(cfg, wl.Stats, clock), clock, w, rec, cfg.Checks)
@@ -212,4 +217,38 @@ func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops 
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// memberClients gives chaos a recorded client per member, dialed on first
+// use, for requests one member must answer (a defragmentation).
+func memberClients(fx fixtures.Fixture, wl *Workload) (func(context.Context, string, history.Request) (*history.Response, error), func()) {
+	var mu sync.Mutex
+	clients := map[string]*targets.Recording{}
+	do := func(ctx context.Context, member string, req history.Request) (*history.Response, error) {
+		mu.Lock()
+		c, ok := clients[member]
+		if !ok {
+			idx := slices.Index(fixtures.Names(fx.Members()), member)
+			if idx < 0 {
+				mu.Unlock()
+				return nil, fmt.Errorf("no member %q", member)
+			}
+			var err error
+			if c, err = wl.NewClient(ctx, idx); err != nil {
+				mu.Unlock()
+				return nil, err
+			}
+			clients[member] = c
+		}
+		mu.Unlock()
+		return c.Do(ctx, req)
+	}
+	closeAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range clients {
+			c.Close()
+		}
+	}
+	return do, closeAll
 }

@@ -53,7 +53,11 @@ func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watch
 	case i%6 == 5:
 		req.NoPut = true
 	}
-	wt := &watcher{w: w, c: c, rng: rng, start: watchStart(i % 3), req: req,
+	start := watchStart(i % 3)
+	if w.cfg.Shape == ShapeFutureWatch {
+		start = startFuture
+	}
+	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req,
 		// Stagger the opening over the first half of the run.
 		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
 	}

@@ -19,11 +19,17 @@ import (
 // WorkloadConfig sizes the KV + watch workload. The defaults suit a 2-core
 // machine running a 3-member cluster beside vigil: several hundred ops/s.
 type WorkloadConfig struct {
-	Clients  int           // KV clients, one request at a time each
-	Rate     float64       // total KV requests per second, across clients
+	Clients int // KV clients, one request at a time each
+	// Rate is the total KV requests per second across clients; 0 means
+	// unthrottled: each client sends its next request as soon as the last
+	// one is answered (the highest load the clients can give).
+	Rate     float64
 	Duration time.Duration // how long the clients run
 	Keys     int           // distinct keys under the prefix
 	Watchers int           // concurrent watchers of the prefix
+	// Shape names the mix of requests and watch starts (shapes.go);
+	// empty is ShapeDefault.
+	Shape string
 	// CompactEvery is the period of compactions (0: none). Each compacts to
 	// a revision some way behind the head, so past-revision watches and
 	// resumes sometimes meet ErrCompacted.
@@ -48,10 +54,12 @@ func (c WorkloadConfig) Validate() error {
 	switch {
 	case c.Clients < 1:
 		return errors.New("--clients must be at least 1")
-	case c.Rate <= 0:
-		return errors.New("--rate must be positive")
+	case c.Rate < 0:
+		return errors.New("--rate must not be negative (0: unthrottled)")
 	case c.Duration <= 0:
 		return errors.New("--duration must be positive")
+	case validShape(c.Shape) != nil:
+		return validShape(c.Shape)
 	case c.Keys < 1:
 		return errors.New("--keys must be at least 1")
 	case c.Watchers < 0:
@@ -131,6 +139,9 @@ type Workload struct {
 
 // NewWorkload prepares a workload; Run starts it. wrap may be nil.
 func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
+	if cfg.Shape == ShapeDeleteHeavy && (cfg.CompactEvery <= 0 || cfg.CompactEvery > deleteHeavyCompactEvery) {
+		cfg.CompactEvery = deleteHeavyCompactEvery
+	}
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))

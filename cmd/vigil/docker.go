@@ -40,9 +40,13 @@ func checkDockerEngine(ctx context.Context) error {
 }
 
 // newDockerFixture is the containers fixture for a run.
-func newDockerFixture(f *runFlags, bin, version string) fixtures.Fixture {
+func newDockerFixture(f *runFlags, bin, version string) (fixtures.Fixture, error) {
+	extra, err := f.settings.Flags(version)
+	if err != nil {
+		return nil, err
+	}
 	return containers.New(containers.Config{Binary: bin, Version: version, Members: f.members, Dir: f.out,
-		Failpoints: f.failpoints, Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
+		Failpoints: f.failpoints, ExtraFlags: extra, Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}), nil
 }
 
 // dockerLinks is the network the link faults of a docker run act on; nil
@@ -93,8 +97,12 @@ func newDockerKubeFixture(ctx context.Context, f *runFlags, logf func(string, ..
 	if err != nil {
 		return nil, err
 	}
+	extra, err := f.settings.Flags(f.etcdVersion)
+	if err != nil {
+		return nil, err
+	}
 	return containers.NewKube(containers.KubeConfig{Dir: f.out, Logf: logf,
-		Etcd:   containers.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints},
+		Etcd:   containers.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints, ExtraFlags: extra},
 		Binary: kubeBin, Replicas: f.kube.apiservers, Version: ver,
 		DisableWatchCache: !f.kube.watchCache, EtcdCompactionInterval: f.kube.compactionInterval,
 		FeatureGates: f.kube.featureGates}), nil

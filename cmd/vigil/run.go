@@ -35,6 +35,7 @@ type runFlags struct {
 	workload                                                                   suites.WorkloadConfig
 	schedule                                                                   chaos.Schedule
 	kube                                                                       kubeFlags // --target kube (runkube.go)
+	settings                                                                   fixtures.EtcdSettings
 }
 
 func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
@@ -49,7 +50,8 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.StringVar(&f.endpoints, "endpoints", "", "comma-separated client endpoints of a running cluster (implies --fixture external)")
 	fs.DurationVar(&f.workload.Duration, "duration", f.workload.Duration, "how long the workload runs")
 	fs.IntVar(&f.workload.Clients, "clients", f.workload.Clients, "concurrent KV clients")
-	fs.Float64Var(&f.workload.Rate, "rate", f.workload.Rate, "total KV requests per second")
+	fs.Float64Var(&f.workload.Rate, "rate", f.workload.Rate, "total KV requests per second (0: as fast as the clients get answers)")
+	fs.StringVar(&f.workload.Shape, "workload", suites.ShapeDefault, "the shape of the load: "+strings.Join(suites.Shapes(), ", ")+" (see the README)")
 	fs.IntVar(&f.workload.Keys, "keys", f.workload.Keys, "distinct keys the workload writes")
 	fs.IntVar(&f.workload.Watchers, "watchers", f.workload.Watchers, "concurrent watchers of the key prefix")
 	fs.DurationVar(&f.workload.CompactEvery, "compact-every", f.workload.CompactEvery, "period of compactions (0 disables)")
@@ -61,6 +63,9 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.StringVar(&f.net, "net", "proxy", "how network faults reach the links: proxy (vigil's TCP proxies, no root) or netns (a network namespace per member, iptables; root)")
 	fs.StringVar(&f.scheduleFile, "schedule", "", "replay the fault schedule saved by an earlier run (its schedule.json)")
 	fs.StringVar(&f.sabotage, "sabotage", "", "inject one named semantic bug into what vigil's clients see, to prove the check it names catches it (see vigil sabotage list)")
+	fs.IntVar(&f.settings.SnapshotCount, "snapshot-count", 0, "etcd members' --snapshot-count (0: etcd's default)")
+	fs.IntVar(&f.settings.CompactionBatchLimit, "compaction-batch-limit", 0, "etcd members' compaction batch limit, revisions deleted per batch (0: etcd's default)")
+	fs.DurationVar(&f.settings.WatchProgressNotifyInterval, "watch-progress-notify-interval", 0, "etcd members' period of progress notifications (0: etcd's default, 10m)")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
 	f.kube.define(fs)
@@ -139,6 +144,9 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	}
 	if f.failpoints && f.fixture == "external" {
 		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process or docker fixture")
+	}
+	if !f.settings.IsZero() && f.fixture == "external" {
+		return nil, nil, usageError("--snapshot-count, --compaction-batch-limit and --watch-progress-notify-interval set the members vigil starts: they need the process or docker fixture")
 	}
 	if f.fixture == "docker" {
 		if err := checkDockerRun(f); err != nil {
@@ -291,9 +299,9 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 		}
 	}
 	if f.fixture == "docker" {
-		return newDockerFixture(f, bin, ver), nil
+		return newDockerFixture(f, bin, ver)
 	}
-	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver, Failpoints: f.failpoints}
+	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver, Failpoints: f.failpoints, Settings: f.settings}
 	if net != nil {
 		cfg.Network = net
 	}

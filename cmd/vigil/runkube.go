@@ -259,7 +259,7 @@ func newKubeFixture(ctx context.Context, f *runFlags, net fixtures.Network, logf
 		return nil, err
 	}
 	return kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: f.out, Network: net, Logf: logf,
-		Etcd: etcdproc.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints},
+		Etcd: etcdproc.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints, Settings: f.settings},
 		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: f.kube.apiservers, Version: ver,
 			DisableWatchCache: !f.kube.watchCache, EtcdCompactionInterval: f.kube.compactionInterval,
 			FeatureGates: f.kube.featureGates}}), nil

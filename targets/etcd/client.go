@@ -87,6 +87,17 @@ func (c *Client) Do(ctx context.Context, req history.Request) (*history.Response
 			return nil, classify(err)
 		}
 		return &history.Response{Revision: resp.Header.Revision, MemberID: resp.Header.MemberId, RaftTerm: resp.RaftTerm}, nil
+	case history.OpDefrag:
+		resp, err := c.c.Defragment(ctx, c.endpoint)
+		if err != nil {
+			return nil, classify(err)
+		}
+		// etcd answers a defragmentation without a header (3.5, 3.6).
+		out := &history.Response{}
+		if h := resp.Header; h != nil {
+			out.Revision, out.MemberID = h.Revision, h.MemberId
+		}
+		return out, nil
 	case history.OpHashKV:
 		resp, err := c.c.HashKV(ctx, c.endpoint, req.Revision)
 		if err != nil {
