@@ -38,6 +38,10 @@ usage:
   vigil build  etcd [VERSION] [--failpoints]
   vigil build  kube-apiserver [VERSION]
                               build and cache a binary from the Go module proxy
+  vigil bugs   list          the known etcd bugs vigil reproduces, with recipes
+  vigil bugs   run [NUMBER...] [--version affected|fixed|both] [--attempts N]
+                              reproduce them on the releases that had them and
+                              show them gone on the releases that fixed them
   vigil cleanup [--images] [DIR...]
                               remove what interrupted runs left behind
   vigil version               print vigil's version
@@ -70,6 +74,8 @@ func run(args []string) int {
 		err = cmdSabotage(args[1:])
 	case "cleanup":
 		err = cmdCleanup(args[1:])
+	case "bugs":
+		code, err = cmdBugs(args[1:])
 	case "version", "--version":
 		fmt.Println("vigil", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vigil-suite/vigil/fixtures/runs"
+	"github.com/vigil-suite/vigil/suites/bugs"
+)
+
+// cmdBugs is `vigil bugs list` and `vigil bugs run [NUMBER...] [flags]`.
+func cmdBugs(args []string) (int, error) {
+	if len(args) == 0 {
+		return exitSetup, usageError("vigil bugs needs a subcommand: list, or run [NUMBER...]")
+	}
+	switch args[0] {
+	case "list":
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "BUG\tAFFECTED\tFIXED\tCHECKS\tTITLE")
+		for _, b := range bugs.Catalogue() {
+			fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\n", b.Number, b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title)
+		}
+		tw.Flush()
+		fmt.Println()
+		for _, b := range bugs.Catalogue() {
+			fmt.Printf("#%d recipe: %s\n", b.Number, b.Recipe.Summary())
+		}
+		return exitPass, nil
+	case "run":
+		return cmdBugsRun(args[1:])
+	}
+	return exitSetup, usageError("unknown vigil bugs subcommand %q: list or run", args[0])
+}
+
+func cmdBugsRun(args []string) (int, error) {
+	fs := flag.NewFlagSet("vigil bugs run", flag.ContinueOnError)
+	attempts := fs.Int("attempts", 0, "attempts per release (0: each recipe's own budget)")
+	which := fs.String("version", bugs.Both, "which releases: affected, fixed or both")
+	out := fs.String("out", "", "output dir (default runs/bugs-<timestamp>)")
+	seed := fs.Int64("seed", 1, "seed of the first attempt; attempt n uses seed+n-1")
+	// Numbers and flags may come in any order: parse, take the numbers,
+	// parse what follows them.
+	var numbers []int
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if err == flag.ErrHelp {
+				return exitPass, nil
+			}
+			return exitSetup, usageError("%v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(fs.Arg(0), "#"))
+		if err != nil {
+			return exitSetup, usageError("%q is not a bug number; see vigil bugs list", fs.Arg(0))
+		}
+		numbers = append(numbers, n)
+		rest = fs.Args()[1:]
+	}
+	switch *which {
+	case bugs.Affected, bugs.Fixed, bugs.Both:
+	default:
+		return exitSetup, usageError("--version must be affected, fixed or both, not %q", *which)
+	}
+	if *attempts < 0 {
+		return exitSetup, usageError("--attempts must not be negative")
+	}
+	selected := bugs.Catalogue()
+	if len(numbers) > 0 {
+		selected = nil
+		for _, n := range numbers {
+			b, ok := bugs.Lookup(n)
+			if !ok {
+				return exitSetup, usageError("no known bug #%d; see vigil bugs list", n)
+			}
+			selected = append(selected, b)
+		}
+	}
+	if *out == "" {
+		*out = filepath.Join("runs", "bugs-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return exitSetup, setupError(err)
+	}
+	if u, err := runs.Register(*out); err == nil {
+		defer u()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "vigil %s: %d bug(s), %s release(s), output in %s\n", version, len(selected), *which, *out)
+	r := bugs.NewRunner(bugs.Options{Out: *out, Which: *which, Attempts: *attempts, Seed: *seed, Vigil: version, Progress: os.Stderr})
+	rows := r.Run(ctx, selected)
+	if err := bugs.Write(*out, rows); err != nil {
+		return exitSetup, err
+	}
+	fmt.Println()
+	bugs.Table(os.Stdout, rows)
+	fmt.Printf("matrix in %s (matrix.json, junit.xml; one run dir per attempt)\n", *out)
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "vigil: interrupted; the rows above are those finished")
+		return exitSetup, nil
+	}
+	for _, row := range rows {
+		if row.Verdict == bugs.RunError {
+			return exitSetup, nil
+		}
+	}
+	for _, row := range rows {
+		if !row.Expected() {
+			return exitFail, nil
+		}
+	}
+	return exitPass, nil
+}

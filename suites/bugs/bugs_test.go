@@ -1,0 +1,183 @@
+package bugs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Every entry is complete and runnable as written: its faults exist, its
+// shape is known, its checks are checks vigil has, its budget is bounded.
+func TestCatalogueEntriesAreWellFormed(t *testing.T) {
+	g := NewWithT(t)
+	known := map[string]bool{}
+	for _, c := range checkers.All() {
+		known[c.Name] = true
+	}
+	seen := map[int]bool{}
+	for _, b := range Catalogue() {
+		g.Expect(seen[b.Number]).To(BeFalse(), "#%d twice", b.Number)
+		seen[b.Number] = true
+		g.Expect(b.Title).NotTo(BeEmpty())
+		g.Expect(b.Affected).NotTo(Equal(b.Fixed), "#%d", b.Number)
+		g.Expect(b.Sources).NotTo(BeEmpty(), "#%d names no source", b.Number)
+		g.Expect(b.Checks).NotTo(BeEmpty())
+		for _, c := range b.Checks {
+			g.Expect(known).To(HaveKey(c), "#%d names unknown check %s", b.Number, c)
+		}
+		if len(b.Recipe.Faults) > 0 {
+			_, err := chaos.ParseList(joinFaults(b.Recipe.Faults))
+			g.Expect(err).NotTo(HaveOccurred(), "#%d", b.Number)
+			g.Expect(b.Recipe.FaultInterval).To(BeNumerically(">", 0))
+		}
+		wl := b.Recipe.Workload()
+		wl.Prefix = "/x/"
+		g.Expect(wl.Validate()).To(Succeed(), "#%d", b.Number)
+		g.Expect(b.Recipe.Attempts).To(BeNumerically(">=", 1))
+		g.Expect(b.Recipe.Attempt).To(BeNumerically("<=", time.Minute))
+	}
+	g.Expect(len(seen)).To(BeNumerically(">=", 7))
+}
+
+func joinFaults(f []string) string {
+	out := ""
+	for i, s := range f {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
+
+// The matrix's verdicts, on attempts made by hand: the bug's own check
+// reproduces it, another check does not, and a fixed release that fails
+// any check is not clean.
+func TestRowVerdicts(t *testing.T) {
+	bug := Bug{Number: 1, Affected: "v1", Fixed: "v2", Checks: []string{"kv/linearizable"},
+		Recipe: Recipe{Attempts: 3}}
+	pass := AttemptResult{Verdict: checkers.Pass}
+	own := AttemptResult{Verdict: checkers.Fail, Failed: []string{"kv/linearizable", "watch/reliable"}, Detected: 4 * time.Second}
+	other := AttemptResult{Verdict: checkers.Fail, Failed: []string{"watch/bookmarkable"}}
+	unknown := AttemptResult{Verdict: checkers.Unknown}
+	for _, tc := range []struct {
+		name     string
+		which    string
+		attempts []AttemptResult
+		want     string
+		tries    int
+		expected bool
+	}{
+		{"reproduced on the second attempt, then stops", Affected, []AttemptResult{pass, own, pass}, Reproduced, 2, true},
+		{"budget spent without a failure", Affected, []AttemptResult{pass, pass, pass}, NotReproduced, 3, false},
+		{"another check only is not the bug", Affected, []AttemptResult{other, pass, pass}, OtherFailure, 3, false},
+		{"unknown is never read as clean or reproduced", Affected, []AttemptResult{unknown, pass, pass}, Unknown, 3, false},
+		{"fixed release clean", Fixed, []AttemptResult{pass, pass, pass}, Clean, 3, true},
+		{"fixed release failing the bug's check", Fixed, []AttemptResult{pass, own, pass}, FailsWhenFixed, 3, false},
+		{"fixed release failing another check", Fixed, []AttemptResult{other, pass, pass}, FailsWhenFixed, 3, false},
+		{"fixed release with an unknown attempt", Fixed, []AttemptResult{pass, unknown, pass}, Unknown, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			n := 0
+			r := &Runner{Options: Options{Which: tc.which}}
+			r.Attempt = func(ctx context.Context, b Bug, release, dir string, seed int64) (AttemptResult, error) {
+				res := tc.attempts[n]
+				n++
+				return res, nil
+			}
+			rows := r.Run(context.Background(), []Bug{bug})
+			g.Expect(rows).To(HaveLen(1))
+			g.Expect(rows[0].Verdict).To(Equal(tc.want))
+			g.Expect(rows[0].Attempts).To(Equal(tc.tries))
+			g.Expect(rows[0].Expected()).To(Equal(tc.expected))
+			if tc.want == Reproduced {
+				g.Expect(rows[0].Detected).To(Equal(4 * time.Second))
+			}
+		})
+	}
+	t.Run("a release that cannot be built is an error row, and the matrix goes on", func(t *testing.T) {
+		g := NewWithT(t)
+		r := &Runner{Options: Options{Which: Both}}
+		r.Attempt = func(ctx context.Context, b Bug, release, dir string, seed int64) (AttemptResult, error) {
+			if release == "v1" {
+				return AttemptResult{}, errors.New("no such version")
+			}
+			return pass, nil
+		}
+		rows := r.Run(context.Background(), []Bug{bug})
+		g.Expect(rows).To(HaveLen(2))
+		g.Expect(rows[0].Verdict).To(Equal(RunError))
+		g.Expect(rows[1].Verdict).To(Equal(Clean))
+		dir := t.TempDir()
+		g.Expect(Write(dir, rows)).To(Succeed())
+		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(junit)).To(ContainSubstring(`tests="2" failures="0" errors="1"`))
+		var m struct{ Rows []Row }
+		b, _ := os.ReadFile(filepath.Join(dir, "matrix.json"))
+		g.Expect(json.Unmarshal(b, &m)).To(Succeed())
+		g.Expect(m.Rows).To(HaveLen(2))
+	})
+}
+
+// Detection time is when the violation became provable: the latest record
+// it cites, from the workload's first call.
+func TestJudgeDetectionTime(t *testing.T) {
+	g := NewWithT(t)
+	h := history.New(history.Meta{})
+	h.Operations = []history.Operation{
+		{ID: 1, Call: 2 * time.Second, Return: 3 * time.Second},
+		{ID: 2, Call: 5 * time.Second, Return: 6 * time.Second},
+		{ID: 3, Call: 8 * time.Second, Return: 9 * time.Second},
+	}
+	results := []checkers.Result{
+		{Name: "kv/linearizable", Verdict: checkers.Fail, Violations: []checkers.Violation{
+			{Operations: []int64{3, 2}}, {Operations: []int64{1, 2}}}},
+		{Name: "watch/liveness", Verdict: checkers.Fail, Should: true},
+		{Name: "watch/reliable", Verdict: checkers.Pass},
+	}
+	res := Judge(h, results, []string{"kv/linearizable"})
+	g.Expect(res.Failed).To(Equal([]string{"kv/linearizable"}), "a SHOULD warning is not a failure")
+	g.Expect(res.Detected).To(Equal(4 * time.Second), "ops 1 and 2 prove it once op 2 returned at 6 s; the workload began at 2 s")
+	g.Expect(Judge(h, results, []string{"watch/reliable"}).Detected).To(BeZero())
+}
+
+// One known bug end to end on real etcd (so CI keeps the matrix working):
+// #14370 on v3.5.4 with a failpoint build, a few attempts at most.
+func TestKnownBugReproducedEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs etcd v3.5.4")
+	}
+	g := NewWithT(t)
+	b, ok := Lookup(14370)
+	g.Expect(ok).To(BeTrue())
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	r := NewRunner(Options{Out: dir, Which: Affected, Attempts: 4, Seed: 1, Vigil: "test", Progress: os.Stderr})
+	rows := r.Run(ctx, []Bug{b})
+	g.Expect(rows).To(HaveLen(1))
+	row := rows[0]
+	t.Logf("#14370 on %s: %s after %d attempt(s), detected %v into the workload, failed %v", row.Release, row.Verdict, row.Attempts, row.Detected, row.Failed)
+	g.Expect(row.Error).To(BeEmpty())
+	g.Expect(row.Verdict).To(Equal(Reproduced))
+	g.Expect(row.Detected).To(BeNumerically(">", 0))
+	// The attempt is an ordinary run dir: a history vigil check can read.
+	last := row.Dirs[len(row.Dirs)-1]
+	h, err := history.Load(filepath.Join(last, history.FileName))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Faults).NotTo(BeEmpty())
+	_, err = os.Stat(filepath.Join(last, "result.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+}

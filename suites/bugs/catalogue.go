@@ -1,0 +1,212 @@
+// Package bugs is vigil's known-bug matrix: real etcd bugs, each with the
+// release that had it, the release that fixed it, a recipe (cluster,
+// workload shape, faults, settings, budget) that reproduces it with vigil's
+// ordinary run machinery, and the checks whose failure is the bug. The
+// runner builds both releases, runs attempts until the named check fails
+// or the budget is spent, and reports a matrix: reproduced on the affected
+// release, clean on the fixed one — or what was found instead.
+package bugs
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/suites"
+)
+
+// Bug is one catalogue entry.
+type Bug struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	// Affected is the release vigil builds to show the bug; Fixed is the
+	// first release with the fix.
+	Affected string `json:"affected"`
+	Fixed    string `json:"fixed"`
+	// Checks are the checks whose failure is this bug; a failure of any
+	// other check is not a reproduction of it.
+	Checks []string `json:"checks"`
+	Recipe Recipe   `json:"recipe"`
+	// Sources say where the facts (releases, recipe) come from.
+	Sources []string `json:"sources"`
+	// Notes: how etcd's own suite reproduces it, what differs here.
+	Notes string `json:"notes,omitempty"`
+}
+
+// Recipe is how vigil tries to reproduce a bug: one attempt is an ordinary
+// vigil run on a fresh cluster.
+type Recipe struct {
+	Members    int  `json:"members"`
+	Failpoints bool `json:"failpoints,omitempty"`
+	// Shape, Rate (0: unthrottled), Clients, Keys, Watchers and
+	// CompactEvery change the default workload where set.
+	Shape        string        `json:"shape,omitempty"`
+	Rate         float64       `json:"rate"`
+	Clients      int           `json:"clients,omitempty"`
+	Keys         int           `json:"keys,omitempty"`
+	Watchers     int           `json:"watchers,omitempty"`
+	CompactEvery time.Duration `json:"compact_every_ns"`
+	// Faults are fault names (vigil faults), taking turns every
+	// FaultInterval.
+	Faults        []string              `json:"faults,omitempty"`
+	FaultInterval time.Duration         `json:"fault_interval_ns,omitempty"`
+	Settings      fixtures.EtcdSettings `json:"settings"`
+	// Attempt is how long one attempt's workload runs; Attempts the most
+	// attempts on one release.
+	Attempt  time.Duration `json:"attempt_ns"`
+	Attempts int           `json:"attempts"`
+}
+
+// Workload is the recipe's workload: the default one with the recipe's
+// changes.
+func (r Recipe) Workload() suites.WorkloadConfig {
+	w := suites.DefaultWorkload()
+	w.Shape, w.Rate, w.Duration = r.Shape, r.Rate, r.Attempt
+	if r.Clients > 0 {
+		w.Clients = r.Clients
+	}
+	if r.Keys > 0 {
+		w.Keys = r.Keys
+	}
+	if r.Watchers > 0 {
+		w.Watchers = r.Watchers
+	}
+	w.CompactEvery = r.CompactEvery
+	return w
+}
+
+// Summary is the recipe in one line, for `vigil bugs list`.
+func (r Recipe) Summary() string {
+	s := fmt.Sprintf("%d member(s)", r.Members)
+	shape := r.Shape
+	if shape == "" {
+		shape = suites.ShapeDefault
+	}
+	rate := "unthrottled"
+	if r.Rate > 0 {
+		rate = strconv.FormatFloat(r.Rate, 'f', -1, 64) + "/s"
+	}
+	s += fmt.Sprintf(", %s workload at %s", shape, rate)
+	if r.CompactEvery > 0 {
+		s += fmt.Sprintf(", compaction every %v", r.CompactEvery)
+	}
+	if len(r.Faults) > 0 {
+		s += fmt.Sprintf(", %v every %v", r.Faults, r.FaultInterval)
+	}
+	if r.Settings.SnapshotCount > 0 {
+		s += fmt.Sprintf(", snapshot-count %d", r.Settings.SnapshotCount)
+	}
+	if r.Settings.CompactionBatchLimit > 0 {
+		s += fmt.Sprintf(", compaction-batch-limit %d", r.Settings.CompactionBatchLimit)
+	}
+	return s + fmt.Sprintf("; %d attempts of %v", r.Attempts, r.Attempt)
+}
+
+// Catalogue lists every known bug, by number.
+func Catalogue() []Bug {
+	bugs := []Bug{
+		{
+			Number: 14370, Title: "a single-member cluster loses an acknowledged write when it crashes before saving raft state",
+			Affected: "v3.5.4", Fixed: "v3.5.5",
+			// A lost acknowledged write: reads and revisions show it.
+			Checks: []string{"kv/linearizable", "kv/revision-monotonic"},
+			Recipe: Recipe{Members: 1, Failpoints: true, Rate: 300, CompactEvery: 0,
+				Faults: []string{"failpoint:raftBeforeSave"}, FaultInterval: 2 * time.Second,
+				Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #14370)",
+				"etcd tests/robustness/Makefile test-robustness-issue14370 (v3.5.4 failpoint build)",
+				"etcd tests/robustness scenarios: Issue14370 = RaftBeforeSavePanic on a 1-member cluster",
+				"etcd CHANGELOG-3.5.md v3.5.5: fix of a single-member cluster losing a write on crash"},
+			Notes: "same failpoint and cluster as etcd's own reproduction; no patch",
+		},
+		{
+			Number: 13766, Title: "members end with inconsistent revisions after a crash under a high write load",
+			Affected: "v3.5.2", Fixed: "v3.5.3",
+			Checks: []string{"kv/convergence", "kv/linearizable", "kv/revision-monotonic", "watch/agreement", "watch/reliable"},
+			Recipe: Recipe{Members: 3, Shape: suites.ShapeWriteHeavy, Rate: 0, Clients: 12,
+				Faults: []string{"kill-random"}, FaultInterval: 3 * time.Second,
+				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 20 * time.Second, Attempts: 4},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #13766)",
+				"etcd tests/robustness/Makefile test-robustness-issue13766 (v3.5.2)",
+				"etcd tests/robustness scenarios: Issue13766 = kill under high put traffic, snapshot-count 100",
+				"etcd CHANGELOG-3.5.md v3.5.3: fix of inconsistent revision and data after a crash"},
+			Notes: "etcd's table notes its load was not high enough to reproduce this reliably; vigil runs puts unthrottled",
+		},
+		{
+			Number: 14685, Title: "a crash during defragmentation leaves the member with an inconsistent revision",
+			Affected: "v3.5.5", Fixed: "v3.5.6",
+			Checks: []string{"kv/linearizable", "kv/revision-monotonic", "watch/reliable", "watch/ordered", "watch/unique"},
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 300,
+				Faults: []string{"failpoint:defragBeforeCopy"}, FaultInterval: 2 * time.Second,
+				Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #14685)",
+				"etcd tests/robustness/Makefile test-robustness-issue14685 (v3.5.5 failpoint build)",
+				"etcd tests/robustness scenarios: Issue14685 = DefragBeforeCopyPanic on a 1-member cluster",
+				"etcd CHANGELOG-3.5.md v3.5.6: fix of inconsistent revision after a crash during defrag"},
+			Notes: "the defrag failpoint fault defragments the armed member itself",
+		},
+		{
+			Number: 15220, Title: "a progress notification is not synchronised with the watch stream: it reports a revision whose events have not been sent",
+			Affected: "v3.5.7", Fixed: "v3.5.8",
+			Checks: []string{"watch/bookmarkable"},
+			Recipe: Recipe{Members: 1, Rate: 600, Watchers: 16, CompactEvery: 8 * time.Second,
+				Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #15220)",
+				"etcd tests/robustness/Makefile test-robustness-issue15220 (v3.5.7)",
+				"etcd tests/robustness scenarios: Issue15220 = RequestProgress on a 1-member cluster",
+				"Kubernetes (storage/etcd3) treats RequestWatchProgress as safe from etcd 3.4.25 and 3.5.8 on, citing #15220"},
+			Notes: "vigil's watchers with progress_notify ask for a progress notification every second",
+		},
+		{
+			Number: 17780, Title: "the store revision goes backwards after a crash during compaction",
+			Affected: "v3.5.13", Fixed: "v3.5.14",
+			Checks: []string{"kv/revision-monotonic", "kv/linearizable", "watch/ordered", "watch/reliable", "watch/resumable"},
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeKubeLike, Rate: 300,
+				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
+				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 300, SnapshotCount: 1000},
+				Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #17780)",
+				"etcd tests/robustness scenarios: Issue17780 = a panic at compactBeforeSetFinishedCompact, Kubernetes traffic, compaction batch limit 300, 1 member",
+				"etcd scripts/test_robustness_regression.sh: Issue17780 on v3.5.13-patched",
+				"etcd CHANGELOG-3.5.md v3.5.14: fix of the revision decreasing after a panic during compaction"},
+			Notes: "etcd's regression script uses a patched v3.5.13; vigil tries the release unpatched (the failpoint exists there)",
+		},
+		{
+			Number: 18089, Title: "a watch drops a DELETE event when a compaction lands on that delete",
+			Affected: "v3.5.14", Fixed: "v3.5.15",
+			Checks: []string{"watch/reliable", "watch/agreement"},
+			Recipe: Recipe{Members: 1, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
+				Watchers: 16, Faults: []string{"watch-starve"}, FaultInterval: 2 * time.Second,
+				Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #18089)",
+				"etcd tests/robustness scenarios: Issue18089 = delete traffic, compaction every 100 ms, a sleep before each watch response (failpoint beforeSendWatchResponse, added by a patch)",
+				"etcd CHANGELOG-3.5.md v3.5.15: fix of a watch event lost after compaction"},
+			Notes: "etcd slows watch responses with a patched-in failpoint; vigil holds them in its proxy (watch-starve) on the unpatched release",
+		},
+		{
+			Number: 20221, Title: "a watch opened at a future revision receives old events or progress notifications below its start revision",
+			Affected: "v3.6.1", Fixed: "v3.6.2",
+			Checks: []string{"watch/resumable", "watch/bookmarkable"},
+			Recipe: Recipe{Members: 3, Shape: suites.ShapeFutureWatch, Rate: 600, Watchers: 16, CompactEvery: 8 * time.Second,
+				Faults: []string{"kill-random"}, FaultInterval: 4 * time.Second,
+				Attempt: 15 * time.Second, Attempts: 4},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #20221, reproducible after covering connections to several members)",
+				"etcd blog, autonomous testing of etcd's robustness (2025): 'Watch on future revision might receive old notifications', fixed in 3.6.2"},
+			Notes: "watchers open at revisions ahead of the store, on several members, while members restart",
+		},
+	}
+	slices.SortFunc(bugs, func(a, b Bug) int { return a.Number - b.Number })
+	return bugs
+}
+
+// Lookup finds a bug by number.
+func Lookup(number int) (Bug, bool) {
+	for _, b := range Catalogue() {
+		if b.Number == number {
+			return b, true
+		}
+	}
+	return Bug{}, false
+}
