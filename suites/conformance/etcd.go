@@ -1,0 +1,230 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+// EtcdProbe is one behaviour of the etcd v3 API.
+type EtcdProbe struct {
+	Info
+	Run func(p *P)
+}
+
+// EtcdConfig says where the probes go.
+type EtcdConfig struct {
+	// Endpoints of the server under test (one is enough; the probes talk
+	// to the first).
+	Endpoints []string
+	// Version is the server's version ("v3.5.17"); empty: read from
+	// Status, "" when the server does not say (a third-party server).
+	Version string
+	// Only runs the probes with these names (or name prefixes ending in
+	// "/"); empty: all.
+	Only []string
+	// Timeout bounds one probe; default 10 s.
+	Timeout time.Duration
+	// DialOptions are added to every probe's client (tests put a
+	// corrupting interceptor there).
+	DialOptions []grpc.DialOption
+}
+
+// P is what a probe runs with: its own key prefix, a recorded client, and
+// gomega assertions that end the probe on the first failure.
+type P struct {
+	gomega.Gomega
+	Ctx context.Context
+	// C is a clientv3 client whose every request and answer is recorded.
+	C *clientv3.Client
+	// Prefix is the probe's own key prefix; K names keys under it.
+	Prefix string
+	// Base is the store revision when the probe started: the probe's
+	// first write gets Base+1 on an idle server.
+	Base int64
+	// Version is the server's version as "3.5" (major.minor), or "" if it
+	// does not report one.
+	Version string
+}
+
+// K is the key name under the probe's prefix.
+func (p *P) K(name string) string { return p.Prefix + name }
+
+// Rev is the n-th revision after the probe's base.
+func (p *P) Rev(n int64) int64 { return p.Base + n }
+
+// AtLeast reports whether the server's version is at least v ("3.6");
+// a server that reports no version counts as the newest.
+func (p *P) AtLeast(v string) bool {
+	if p.Version == "" {
+		return true
+	}
+	return versionLess(v, p.Version) || v == p.Version
+}
+
+// Skip ends the probe as skipped, with the reason.
+func (p *P) Skip(reason string) { panic(probeSkip{reason}) }
+
+// Put writes and expects success; it returns the revision.
+func (p *P) Put(name, value string, opts ...clientv3.OpOption) int64 {
+	resp, err := p.C.Put(p.Ctx, p.K(name), value, opts...)
+	p.Expect(err).NotTo(gomega.HaveOccurred(), "put %s", name)
+	return resp.Header.Revision
+}
+
+type probeSkip struct{ reason string }
+type probeFail struct{ msg string }
+
+// RunEtcdProbes runs the probes one after another and returns one result
+// each, in order. Probes assume the server is otherwise idle: a revision
+// that moves with no write of the probe is reported, not blamed on it.
+func RunEtcdProbes(ctx context.Context, cfg EtcdConfig, probes []EtcdProbe) ([]Result, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("conformance: no endpoint to probe")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	version := cfg.Version
+	if version == "" {
+		version = serverVersion(ctx, cfg.Endpoints[0])
+	}
+	run := fmt.Sprintf("/vigil-conform/%x/", time.Now().UnixNano())
+	var out []Result
+	for _, pr := range probes {
+		if !selected(pr.Name, cfg.Only) {
+			continue
+		}
+		out = append(out, runEtcdProbe(ctx, cfg, pr, run, majorMinor(version)))
+	}
+	return out, nil
+}
+
+func selected(name string, only []string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(only, func(o string) bool {
+		return o == name || strings.HasSuffix(o, "/") && strings.HasPrefix(name, o)
+	})
+}
+
+func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, version string) (res Result) {
+	res = Result{Info: pr.Info}
+	begin := time.Now()
+	rec := &recorder{}
+	prefix := run + strings.ReplaceAll(pr.Name, "/", "_") + "/"
+	pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints[:1], DialTimeout: 3 * time.Second,
+		Logger: zap.NewNop(), DialOptions: rec.dialOptions(cfg.DialOptions...)})
+	if err != nil {
+		res.Verdict, res.Reason = Error, "cannot reach the server: "+err.Error()
+		return res
+	}
+	defer cli.Close()
+	// The base revision is read outside the transcript: it is the origin
+	// of every relative revision in it.
+	plain, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints[:1], DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		res.Verdict, res.Reason = Error, "cannot reach the server: "+err.Error()
+		return res
+	}
+	defer plain.Close()
+	head, err := plain.Get(pctx, prefix)
+	if err != nil {
+		res.Verdict, res.Reason = Error, "cannot read the store revision: "+err.Error()
+		return res
+	}
+	p := &P{Ctx: pctx, C: cli, Prefix: prefix, Base: head.Header.Revision, Version: version}
+	p.Gomega = gomega.NewGomega(func(msg string, _ ...int) { panic(probeFail{msg}) })
+
+	func() {
+		defer func() {
+			switch x := recover().(type) {
+			case nil:
+				res.Verdict = Pass
+			case probeSkip:
+				res.Verdict, res.Reason = Skipped, x.reason
+			case probeFail:
+				res.Verdict, res.Failure = Fail, x.msg
+			default:
+				res.Verdict, res.Failure = Error, fmt.Sprintf("probe panicked: %v\n%s", x, debug.Stack())
+			}
+		}()
+		pr.Run(p)
+	}()
+	if res.Verdict == Fail && rec.unimplemented != "" {
+		res.Verdict, res.Reason = Unsupported, "the server does not implement "+rec.unimplemented
+	}
+	if res.Verdict == Fail && pctx.Err() != nil && ctx.Err() == nil {
+		res.Failure = fmt.Sprintf("the probe ran out of its %v: %s", cfg.Timeout, res.Failure)
+	}
+	n := newNormalizer(prefix, p.Base)
+	for _, s := range rec.snapshot() {
+		res.Transcript = append(res.Transcript, n.step(s))
+	}
+	res.Duration = time.Since(begin)
+	return res
+}
+
+// serverVersion asks the server its version; "" if it does not say.
+func serverVersion(ctx context.Context, endpoint string) string {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return ""
+	}
+	defer cli.Close()
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	st, err := cli.Status(sctx, endpoint)
+	if err != nil {
+		return ""
+	}
+	return st.Version
+}
+
+var versionRe = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
+
+// majorMinor reads "3.5" out of "3.5.17" or "v3.5.17"; "" if none.
+func majorMinor(v string) string {
+	m := versionRe.FindStringSubmatch(v)
+	if m == nil {
+		return ""
+	}
+	return m[1] + "." + m[2]
+}
+
+// versionLess compares "major.minor" versions.
+func versionLess(a, b string) bool {
+	pa, pb := strings.SplitN(a, ".", 2), strings.SplitN(b, ".", 2)
+	for i := 0; i < 2 && i < len(pa) && i < len(pb); i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package conformance
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc/status"
+)
+
+// normalizer rewrites one probe's messages so that two servers (or two
+// runs) can be compared: keys without the probe's prefix, revisions
+// relative to the revision the probe started at, server-chosen ids as
+// tokens in order of appearance, and what legitimately differs between
+// servers (member id, cluster id, raft term, remaining TTLs) masked.
+type normalizer struct {
+	prefix string
+	base   int64
+	tokens map[string]map[string]string // kind -> raw id -> token
+}
+
+func newNormalizer(prefix string, base int64) *normalizer {
+	return &normalizer{prefix: prefix, base: base, tokens: map[string]map[string]string{}}
+}
+
+// bytesFields hold []byte, which encoding/json wrote as base64.
+var bytesFields = map[string]bool{"key": true, "range_end": true, "value": true, "Value": true, "Key": true, "RangeEnd": true, "prev_kv_key": true}
+
+// revisionFields hold store revisions.
+var revisionFields = map[string]bool{"revision": true, "mod_revision": true, "create_revision": true,
+	"compact_revision": true, "start_revision": true, "min_mod_revision": true, "max_mod_revision": true,
+	"min_create_revision": true, "max_create_revision": true, "ModRevision": true, "CreateRevision": true}
+
+// tokenFields hold ids a server picks; maskedFields differ by server.
+var tokenFields = map[string]string{"ID": "lease", "lease": "lease", "Lease": "lease", "watch_id": "watch", "IDs": "lease"}
+var maskedFields = map[string]bool{"cluster_id": true, "member_id": true, "raft_term": true, "TTL": true}
+
+func (n *normalizer) step(s rawStep) Step {
+	out := Step{Call: s.call}
+	if s.req != nil {
+		out.Request = n.json(s.req, false)
+	}
+	if s.resp != nil {
+		out.Answer = n.json(s.resp, true)
+	}
+	if s.err != nil {
+		st := status.Convert(s.err)
+		out.Error = fmt.Sprintf("%s: %s", st.Code(), st.Message())
+	}
+	// Keep-alives come as the client's timer fires: how many is timing.
+	out.Unstable = strings.HasPrefix(s.call, "LeaseKeepAlive")
+	return out
+}
+
+func (n *normalizer) json(v any, answer bool) json.RawMessage {
+	b, err := json.Marshal(n.walk("", v, answer))
+	if err != nil {
+		return json.RawMessage(fmt.Sprintf("%q", err.Error()))
+	}
+	return b
+}
+
+func (n *normalizer) walk(field string, v any, answer bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = n.walk(k, e, answer)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = n.walk(field, e, answer)
+		}
+		return out
+	case string:
+		if bytesFields[field] {
+			if b, err := base64.StdEncoding.DecodeString(x); err == nil {
+				return n.key(string(b))
+			}
+		}
+		return x
+	case float64:
+		switch {
+		case maskedFields[field] && (answer || field != "TTL"):
+			return "*"
+		case revisionFields[field] && x > 0:
+			return n.rev(int64(x))
+		case tokenFields[field] != "" && x != 0:
+			return n.token(tokenFields[field], fmt.Sprint(int64(x)))
+		}
+		return x
+	}
+	return v
+}
+
+// key shows a key of the probe without its prefix ("$/" stands for it).
+func (n *normalizer) key(k string) string {
+	if strings.HasPrefix(k, n.prefix) {
+		return "$/" + strings.TrimPrefix(k, n.prefix)
+	}
+	if k == "\x00" {
+		return "\\x00"
+	}
+	return k
+}
+
+// rev writes a revision relative to the probe's base: "base+3".
+func (n *normalizer) rev(r int64) string {
+	d := r - n.base
+	if d >= 0 {
+		return fmt.Sprintf("base+%d", d)
+	}
+	return fmt.Sprintf("base%d", d)
+}
+
+func (n *normalizer) token(kind, raw string) string {
+	m := n.tokens[kind]
+	if m == nil {
+		m = map[string]string{}
+		n.tokens[kind] = m
+	}
+	if t, ok := m[raw]; ok {
+		return t
+	}
+	t := fmt.Sprintf("%s#%d", kind, len(m)+1)
+	m[raw] = t
+	return t
+}
+
+// diff lists where two transcripts differ, comparing the unary calls in
+// order and each stream's messages in order (a stream message and a call
+// may interleave differently from run to run). Unstable steps are left out.
+func diff(got, want []Step) []string {
+	split := func(ss []Step) map[string][]Step {
+		m := map[string][]Step{}
+		for _, s := range ss {
+			if s.Unstable {
+				continue
+			}
+			lane := "calls"
+			if i := strings.IndexByte(s.Call, '.'); i > 0 {
+				lane = s.Call[:i] + " stream"
+			}
+			m[lane] = append(m[lane], s)
+		}
+		return m
+	}
+	g, w := split(got), split(want)
+	lanes := map[string]bool{}
+	for k := range g {
+		lanes[k] = true
+	}
+	for k := range w {
+		lanes[k] = true
+	}
+	var names []string
+	for k := range lanes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, lane := range names {
+		a, b := g[lane], w[lane]
+		for i := 0; i < max(len(a), len(b)); i++ {
+			switch {
+			case i >= len(a):
+				out = append(out, fmt.Sprintf("%s step %d: the target sent nothing; the reference: %s", lane, i+1, stepText(b[i])))
+			case i >= len(b):
+				out = append(out, fmt.Sprintf("%s step %d: the target: %s; the reference sent nothing", lane, i+1, stepText(a[i])))
+			case stepText(a[i]) != stepText(b[i]):
+				out = append(out, fmt.Sprintf("%s step %d: the target: %s; the reference: %s", lane, i+1, stepText(a[i]), stepText(b[i])))
+			}
+		}
+	}
+	return out
+}
+
+func stepText(s Step) string {
+	t := s.Call
+	if len(s.Request) > 0 {
+		t += " " + string(s.Request)
+	}
+	if len(s.Answer) > 0 {
+		t += " -> " + string(s.Answer)
+	}
+	if s.Error != "" {
+		t += " -> error " + s.Error
+	}
+	return t
+}
