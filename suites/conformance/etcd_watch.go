@@ -62,7 +62,9 @@ func watchProbes() []EtcdProbe {
 		{Info{"watch/filter-noput", "a watch with the NoPut filter receives PUT events", []string{"watch/filter"}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
-			watchPrefix(p, s, func(r *pb.WatchCreateRequest) { r.Filters = []pb.WatchCreateRequest_FilterType{pb.WatchCreateRequest_NOPUT} })
+			watchPrefix(p, s, func(r *pb.WatchCreateRequest) {
+				r.Filters = []pb.WatchCreateRequest_FilterType{pb.WatchCreateRequest_NOPUT}
+			})
 			p.Put("a", "1")
 			_, err := p.C.Delete(p.Ctx, p.K("a"))
 			p.Expect(err).NotTo(HaveOccurred())
@@ -72,7 +74,9 @@ func watchProbes() []EtcdProbe {
 		{Info{"watch/filter-nodelete", "a watch with the NoDelete filter receives DELETE events", []string{"watch/filter"}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
-			watchPrefix(p, s, func(r *pb.WatchCreateRequest) { r.Filters = []pb.WatchCreateRequest_FilterType{pb.WatchCreateRequest_NODELETE} })
+			watchPrefix(p, s, func(r *pb.WatchCreateRequest) {
+				r.Filters = []pb.WatchCreateRequest_FilterType{pb.WatchCreateRequest_NODELETE}
+			})
 			p.Put("a", "1")
 			_, err := p.C.Delete(p.Ctx, p.K("a"))
 			p.Expect(err).NotTo(HaveOccurred())
