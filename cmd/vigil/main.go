@@ -38,6 +38,9 @@ usage:
   vigil build  etcd [VERSION] [--failpoints]
   vigil build  kube-apiserver [VERSION]
                               build and cache a binary from the Go module proxy
+  vigil conform [--endpoints LIST] [--reference none|default|V] [--only PROBE,...] [--list]
+                              deterministic etcd-API probes, each a minimal
+                              reproduction, compared with a reference etcd
   vigil bugs   list          the known etcd bugs vigil reproduces, with recipes
   vigil bugs   run [NUMBER...] [--version affected|fixed|both] [--attempts N]
                               reproduce them on the releases that had them and
@@ -76,6 +79,8 @@ func run(args []string) int {
 		err = cmdCleanup(args[1:])
 	case "bugs":
 		code, err = cmdBugs(args[1:])
+	case "conform":
+		code, err = cmdConform(args[1:])
 	case "version", "--version":
 		fmt.Println("vigil", version)
 	case "help", "-h", "--help":

@@ -98,7 +98,7 @@ func RunEtcdProbes(ctx context.Context, cfg EtcdConfig, probes []EtcdProbe) ([]R
 	}
 	version := cfg.Version
 	if version == "" {
-		version = serverVersion(ctx, cfg.Endpoints[0])
+		version = ServerVersion(ctx, cfg.Endpoints[0])
 	}
 	run := fmt.Sprintf("/vigil-conform/%x/", time.Now().UnixNano())
 	var out []Result
@@ -179,8 +179,8 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	return res
 }
 
-// serverVersion asks the server its version; "" if it does not say.
-func serverVersion(ctx context.Context, endpoint string) string {
+// ServerVersion asks the server its version; "" if it does not say.
+func ServerVersion(ctx context.Context, endpoint string) string {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return ""

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/status"
 )
 
@@ -16,17 +17,17 @@ import (
 // tokens in order of appearance, and what legitimately differs between
 // servers (member id, cluster id, raft term, remaining TTLs) masked.
 type normalizer struct {
-	prefix string
+	prefix, end string
 	base   int64
 	tokens map[string]map[string]string // kind -> raw id -> token
 }
 
 func newNormalizer(prefix string, base int64) *normalizer {
-	return &normalizer{prefix: prefix, base: base, tokens: map[string]map[string]string{}}
+	return &normalizer{prefix: prefix, end: clientv3.GetPrefixRangeEnd(prefix), base: base, tokens: map[string]map[string]string{}}
 }
 
 // bytesFields hold []byte, which encoding/json wrote as base64.
-var bytesFields = map[string]bool{"key": true, "range_end": true, "value": true, "Value": true, "Key": true, "RangeEnd": true, "prev_kv_key": true}
+var bytesFields = map[string]bool{"key": true, "keys": true, "range_end": true, "value": true, "Value": true, "Key": true, "RangeEnd": true, "prev_kv_key": true}
 
 // revisionFields hold store revisions.
 var revisionFields = map[string]bool{"revision": true, "mod_revision": true, "create_revision": true,
@@ -99,6 +100,9 @@ func (n *normalizer) walk(field string, v any, answer bool) any {
 
 // key shows a key of the probe without its prefix ("$/" stands for it).
 func (n *normalizer) key(k string) string {
+	if k == n.end {
+		return "$end"
+	}
 	if strings.HasPrefix(k, n.prefix) {
 		return "$/" + strings.TrimPrefix(k, n.prefix)
 	}

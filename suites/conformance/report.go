@@ -1,0 +1,190 @@
+package conformance
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is a whole conformance run, as result.json holds it.
+type Report struct {
+	Format int `json:"format"`
+	// Target and Reference describe the servers ("etcd v3.6.16 at ...").
+	Target    string   `json:"target"`
+	Reference string   `json:"reference,omitempty"`
+	Results   []Result `json:"results"`
+	// Counts per verdict.
+	Counts map[Verdict]int `json:"counts"`
+}
+
+// NewReport counts the verdicts.
+func NewReport(target, reference string, results []Result) Report {
+	r := Report{Format: 1, Target: target, Reference: reference, Results: results, Counts: map[Verdict]int{}}
+	for _, x := range results {
+		r.Counts[x.Verdict]++
+	}
+	return r
+}
+
+// Failed reports whether any probe failed, differed or errored.
+func (r Report) Failed() bool {
+	for _, x := range r.Results {
+		if x.Verdict.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// CompareWithReference marks Differs every probe that passed on both
+// servers but whose normalized transcripts differ.
+func CompareWithReference(target, reference []Result) []Result {
+	ref := map[string]Result{}
+	for _, r := range reference {
+		ref[r.Name] = r
+	}
+	out := make([]Result, len(target))
+	for i, r := range target {
+		out[i] = r
+		w, ok := ref[r.Name]
+		if !ok || r.Verdict != Pass || w.Verdict != Pass {
+			continue
+		}
+		if d := diff(r.Transcript, w.Transcript); len(d) > 0 {
+			out[i].Verdict, out[i].Diff = Differs, d
+		}
+	}
+	return out
+}
+
+// Table prints one line per probe, then each failure with its evidence.
+func (r Report) Table(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROBE\tVERDICT\tWHAT")
+	for _, x := range r.Results {
+		what := ""
+		switch x.Verdict {
+		case Fail, Differs, Error:
+			what = x.Title
+		case Unsupported, Skipped:
+			what = x.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", x.Name, strings.ToUpper(string(x.Verdict)), what)
+	}
+	tw.Flush()
+	for _, x := range r.Results {
+		if !x.Verdict.Failed() {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s: %s\n", strings.ToUpper(string(x.Verdict)), x.Name, x.Title)
+		if x.Failure != "" {
+			fmt.Fprintf(w, "  expected vs got:\n%s\n", indent(x.Failure, "    "))
+		}
+		if x.Reason != "" {
+			fmt.Fprintf(w, "  %s\n", x.Reason)
+		}
+		for _, d := range x.Diff {
+			fmt.Fprintf(w, "  differs from the reference: %s\n", d)
+		}
+		fmt.Fprintln(w, "  requests and answers:")
+		for _, s := range x.Transcript {
+			fmt.Fprintf(w, "    %s\n", stepText(s))
+		}
+		fmt.Fprintf(w, "  reproduce: vigil conform --only %s (transcript in result.json)\n", x.Name)
+	}
+	var unsupported []string
+	for _, x := range r.Results {
+		if x.Verdict == Unsupported {
+			unsupported = append(unsupported, x.Name)
+		}
+	}
+	if len(unsupported) > 0 {
+		fmt.Fprintf(w, "\nunsupported by the target: %s\n", strings.Join(unsupported, ", "))
+	}
+	fmt.Fprintf(w, "\n%d probes: %d pass, %d fail, %d differ, %d unsupported, %d skipped, %d error\n", len(r.Results),
+		r.Counts[Pass], r.Counts[Fail], r.Counts[Differs], r.Counts[Unsupported], r.Counts[Skipped], r.Counts[Error])
+}
+
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pre)
+}
+
+// Write saves result.json and junit.xml (one testcase per probe) in dir.
+func (r Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	type msg struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type tc struct {
+		Name      string `xml:"name,attr"`
+		ClassName string `xml:"classname,attr"`
+		Time      string `xml:"time,attr"`
+		Failure   *msg   `xml:"failure,omitempty"`
+		Error     *msg   `xml:"error,omitempty"`
+		Skipped   *msg   `xml:"skipped,omitempty"`
+	}
+	type suite struct {
+		XMLName  xml.Name `xml:"testsuite"`
+		Name     string   `xml:"name,attr"`
+		Tests    int      `xml:"tests,attr"`
+		Failures int      `xml:"failures,attr"`
+		Errors   int      `xml:"errors,attr"`
+		Skipped  int      `xml:"skipped,attr"`
+		Time     string   `xml:"time,attr"`
+		Cases    []tc     `xml:"testcase"`
+	}
+	s := suite{Name: "vigil conform " + r.Target, Tests: len(r.Results)}
+	var total time.Duration
+	for _, x := range r.Results {
+		total += x.Duration
+		c := tc{Name: x.Name, ClassName: "conform." + strings.SplitN(x.Name, "/", 2)[0], Time: fmt.Sprintf("%.3f", x.Duration.Seconds())}
+		switch x.Verdict {
+		case Fail, Differs:
+			c.Failure = &msg{Message: x.Title, Text: x.Failure + strings.Join(x.Diff, "\n")}
+			s.Failures++
+		case Error:
+			c.Error = &msg{Message: x.Title, Text: x.Failure + x.Reason}
+			s.Errors++
+		case Unsupported, Skipped:
+			c.Skipped = &msg{Message: string(x.Verdict) + ": " + x.Reason}
+			s.Skipped++
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	s.Time = fmt.Sprintf("%.3f", total.Seconds())
+	x, err := xml.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "junit.xml"), append([]byte(xml.Header), append(x, '\n')...), 0o644)
+}
+
+// ProbesFor lists the probes that isolate a chaos-run check, for the hint
+// a failed run prints.
+func ProbesFor(check string) []string {
+	var out []string
+	for _, p := range EtcdProbes() {
+		for _, c := range p.Checks {
+			if c == check {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out
+}
