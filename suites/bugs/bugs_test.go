@@ -149,7 +149,7 @@ func TestJudgeDetectionTime(t *testing.T) {
 	}
 	res := Judge(h, results, []string{"kv/linearizable"})
 	g.Expect(res.Failed).To(Equal([]string{"kv/linearizable"}), "a SHOULD warning is not a failure")
-	g.Expect(res.Detected).To(Equal(4 * time.Second), "ops 1 and 2 prove it once op 2 returned at 6 s; the workload began at 2 s")
+	g.Expect(res.Detected).To(Equal(4*time.Second), "ops 1 and 2 prove it once op 2 returned at 6 s; the workload began at 2 s")
 	g.Expect(Judge(h, results, []string{"watch/reliable"}).Detected).To(BeZero())
 }
 

@@ -166,7 +166,7 @@ func Catalogue() []Bug {
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeKubeLike, Rate: 300,
 				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
 				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 300, SnapshotCount: 1000},
-				Attempt: 12 * time.Second, Attempts: 5},
+				Attempt:  12 * time.Second, Attempts: 5},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #17780)",
 				"etcd tests/robustness scenarios: Issue17780 = a panic at compactBeforeSetFinishedCompact, Kubernetes traffic, compaction batch limit 300, 1 member",
 				"etcd scripts/test_robustness_regression.sh: Issue17780 on v3.5.13-patched",

@@ -18,8 +18,8 @@ import (
 // servers (member id, cluster id, raft term, remaining TTLs) masked.
 type normalizer struct {
 	prefix, end string
-	base   int64
-	tokens map[string]map[string]string // kind -> raw id -> token
+	base        int64
+	tokens      map[string]map[string]string // kind -> raw id -> token
 }
 
 func newNormalizer(prefix string, base int64) *normalizer {
