@@ -1,0 +1,39 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// RunEtcd runs every etcd probe against cfg.Endpoints as subtests of t,
+// one per probe: a probe that passes passes, one that fails fails with
+// its expectation and its requests and answers, one that is skipped or
+// unsupported skips with the reason. It is how another module gates its
+// own etcd-API server on the probes from `go test`, without vigil's binary:
+//
+//	func TestMyServerConforms(t *testing.T) {
+//		conformance.RunEtcd(t, conformance.EtcdConfig{Endpoints: []string{addr}})
+//	}
+func RunEtcd(t *testing.T, cfg EtcdConfig) {
+	t.Helper()
+	results, err := RunEtcdProbes(context.Background(), cfg, EtcdProbes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		t.Run(r.Name, func(t *testing.T) {
+			switch r.Verdict {
+			case Pass:
+			case Skipped, Unsupported:
+				t.Skipf("%s: %s", r.Verdict, r.Reason)
+			default:
+				var b strings.Builder
+				for _, s := range r.Transcript {
+					b.WriteString("\n  " + stepText(s))
+				}
+				t.Errorf("%s: %s\n%s%s\nrequests and answers:%s", r.Verdict, r.Title, r.Failure, strings.Join(r.Diff, "\n"), b.String())
+			}
+		})
+	}
+}
