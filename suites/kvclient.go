@@ -96,7 +96,7 @@ func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[strin
 		// A read at a past revision, sometimes below the compact revision:
 		// the answer must be the old state or ErrCompacted.
 		head := w.Stats.StoreRevision.Load()
-		return history.Request{Kind: history.OpRange, Key: key, Revision: max(1, head-int64(1+rng.IntN(400)))}
+		return history.Request{Kind: history.OpRange, Key: key, Revision: w.floor(head - int64(1+rng.IntN(400)))}
 	case p < 71:
 		// A read from the future must fail, never return data.
 		return history.Request{Kind: history.OpRange, Key: key, Revision: w.Stats.StoreRevision.Load() + 1000}
@@ -190,6 +190,9 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 		case <-t.C:
 		}
 		rev := w.Stats.StoreRevision.Load() - int64(50+rng.IntN(100))
+		if rev < w.cfg.MinRevision {
+			continue // history before the run is not the run's to compact
+		}
 		if rev <= last {
 			continue
 		}

@@ -106,6 +106,6 @@ func (w *Workload) kubeLikeRequest(rng *rand.Rand, key, value string, modRev map
 		// continue token pins it.
 		from := w.key(rng.IntN(w.cfg.Keys))
 		return history.Request{Kind: history.OpRange, Key: from, End: prefixEnd(w.cfg.Prefix),
-			Limit: int64(1 + rng.IntN(4)), Revision: max(0, w.Stats.StoreRevision.Load()-int64(rng.IntN(5)))}
+			Limit: int64(1 + rng.IntN(4)), Revision: w.floor(w.Stats.StoreRevision.Load() - int64(rng.IntN(5)))}
 	}
 }

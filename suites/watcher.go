@@ -105,7 +105,7 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	head := stats.StoreRevision.Load()
 	switch wt.start {
 	case startPast:
-		req.StartRevision = max(1, head-int64(1+wt.rng.IntN(300)))
+		req.StartRevision = wt.w.floor(head - int64(1+wt.rng.IntN(300)))
 		if c := stats.CompactRevision.Load(); c > 1 && wt.rng.IntN(2) == 0 {
 			// Below the compact revision: the server must refuse with
 			// ErrCompacted and say where history begins.

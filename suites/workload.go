@@ -27,6 +27,11 @@ type WorkloadConfig struct {
 	Duration time.Duration // how long the clients run
 	Keys     int           // distinct keys under the prefix
 	Watchers int           // concurrent watchers of the prefix
+	// MinRevision, if set, is the lowest revision the workload reads,
+	// watches from or compacts to: history made before the run (by
+	// vigil run --conform's probes, which compact) is not in the run's
+	// history, so the checks could not judge answers about it.
+	MinRevision int64
 	// Shape names the mix of requests and watch starts (shapes.go);
 	// empty is ShapeDefault.
 	Shape string
@@ -165,6 +170,9 @@ func (w *Workload) client(ctx context.Context, member, id int) (*targets.Recordi
 	}
 	return targets.Record(c, id, w.rec), nil
 }
+
+// floor raises a revision the workload picked to the lowest it may use.
+func (w *Workload) floor(rev int64) int64 { return max(rev, w.cfg.MinRevision, 1) }
 
 func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefix, i) }
 

@@ -36,6 +36,7 @@ type runFlags struct {
 	schedule                                                                   chaos.Schedule
 	kube                                                                       kubeFlags // --target kube (runkube.go)
 	settings                                                                   fixtures.EtcdSettings
+	conform                                                                    bool
 }
 
 func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
@@ -66,6 +67,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.IntVar(&f.settings.SnapshotCount, "snapshot-count", 0, "etcd members' --snapshot-count (0: etcd's default)")
 	fs.IntVar(&f.settings.CompactionBatchLimit, "compaction-batch-limit", 0, "etcd members' compaction batch limit, revisions deleted per batch (0: etcd's default)")
 	fs.DurationVar(&f.settings.WatchProgressNotifyInterval, "watch-progress-notify-interval", 0, "etcd members' period of progress notifications (0: etcd's default, 10m)")
+	fs.BoolVar(&f.conform, "conform", false, "run the conformance probes (vigil conform) against the cluster first, and stop if any fails")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
 	f.kube.define(fs)
@@ -218,6 +220,11 @@ func cmdRun(args []string) (int, error) {
 		return exitSetup, setupFailed(f, err)
 	}
 	fmt.Fprintf(os.Stderr, "cluster up: %s; running the workload for %s\n", strings.Join(fx.Endpoints(), ","), f.workload.Duration)
+	if f.conform {
+		if ok, err := conformFirst(ctx, f, fx.Endpoints()); err != nil || !ok {
+			return exitFail, err
+		}
+	}
 
 	ccfg := checkers.DefaultConfig()
 	ccfg.LinearizabilityTimeout = f.linTimeout
@@ -248,6 +255,7 @@ func finishRun(f *runFlags, out *suites.Outcome, ccfg checkers.Config, stopped s
 	}
 	writeVisualization(f.out, out.History, out.Results, ccfg)
 	reports.Table(os.Stdout, r)
+	isolateHints(r)
 	if f.sabotage != "" {
 		reportSabotage(f.sabotage, out.History, out.Results)
 	}

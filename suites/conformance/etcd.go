@@ -228,3 +228,19 @@ func splitComma(s string) []string {
 	}
 	return out
 }
+
+// HeadRevision reads the server's current store revision.
+func HeadRevision(ctx context.Context, endpoint string) (int64, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := cli.Get(sctx, "/vigil-conform-head")
+	if err != nil {
+		return 0, err
+	}
+	return r.Header.Revision, nil
+}

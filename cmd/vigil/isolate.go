@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/suites/conformance"
+)
+
+// isolateHints names, under a failed run's table, the conformance probes
+// that isolate each failed check: one deterministic behaviour each, where
+// the run's violation sits in a randomized history.
+func isolateHints(r reports.Result) {
+	for _, c := range r.Checks {
+		if c.Verdict != checkers.Fail {
+			continue
+		}
+		if probes := conformance.ProbesFor(c.Name); len(probes) > 0 {
+			fmt.Printf("%s failed: run `vigil conform --only %s` to isolate it\n", c.Name, strings.Join(probes, ","))
+		}
+	}
+}
+
+// conformFirst runs the etcd probes against a run's cluster before its
+// workload (vigil run --conform); false when a probe failed.
+func conformFirst(ctx context.Context, f *runFlags, endpoints []string) (bool, error) {
+	res, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: endpoints[:1]}, conformance.EtcdProbes())
+	if err != nil {
+		return false, err
+	}
+	rep := conformance.NewReport("the run's cluster", "", res)
+	dir := filepath.Join(f.out, "conform")
+	if err := rep.Write(dir); err != nil {
+		return false, err
+	}
+	if rep.Failed() {
+		rep.Table(os.Stdout)
+		fmt.Printf("conformance probes failed (results in %s); the workload was not run\n", dir)
+		return false, nil
+	}
+	// The probes compacted the store; the run starts above all they did.
+	head, err := conformance.HeadRevision(ctx, endpoints[0])
+	if err != nil {
+		return false, err
+	}
+	f.workload.MinRevision = head + 1
+	fmt.Fprintf(os.Stderr, "conformance: %d probes pass (results in %s); the workload stays above revision %d\n", len(res), dir, head)
+	return true, nil
+}
