@@ -1,7 +1,7 @@
 # vigil: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: vigil run test bench vet clean
+.PHONY: vigil run test bench vet clean conform bugs
 
 vigil:
 	$(GO) build -o vigil ./cmd/vigil
@@ -16,6 +16,15 @@ run: vigil
 test:
 	$(GO) vet ./...
 	$(GO) test -p 1 -timeout 30m ./...
+
+# The conformance probes against an etcd vigil starts (and a reference).
+conform: vigil
+	./vigil conform
+
+# The known-bug matrix: every catalogued etcd bug on the release that had
+# it and the release that fixed it (about 30-40 minutes on 2 cores).
+bugs: vigil
+	./vigil bugs run --out runs/bugs-matrix
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -186,6 +186,18 @@ func Catalogue() []Bug {
 			Notes: "etcd slows watch responses with a patched-in failpoint; vigil holds them in its proxy (watch-starve) on the unpatched release",
 		},
 		{
+			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",
+			Affected: "v3.5.17", Fixed: "v3.5.18",
+			Checks: []string{"watch/resumable"},
+			Recipe: Recipe{Members: 1, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
+				Watchers: 16, Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd tests/robustness/README.md (track record: #19179)",
+				"etcd scripts/test_robustness_regression.sh: Issue19179 on v3.5.17",
+				"etcd tests/robustness scenarios: Issue19179 = create/delete traffic, compaction batch limit 50, a panic at compactBeforeSetFinishedCompact",
+				"vigil's own runs: the #18089 recipe on v3.5.14 and v3.5.15 failed watch/resumable with watches started at a compact revision R skipping the DELETE at R"},
+			Notes: "found by vigil while trying #18089: delete-heavy load and compaction every 100 ms open watches at compact revisions that carry a delete; the fixed release is the next 3.5 release, which the matrix checks",
+		},
+		{
 			Number: 20221, Title: "a watch opened at a future revision receives old events or progress notifications below its start revision",
 			Affected: "v3.6.1", Fixed: "v3.6.2",
 			Checks: []string{"watch/resumable", "watch/bookmarkable"},
