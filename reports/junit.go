@@ -44,31 +44,62 @@ type junitMessage struct {
 // system shows each guarantee as its own test. Unknown verdicts are errors
 // (the check could not decide), skipped ones are skipped.
 func WriteJUnit(dir string, r Result) error {
-	s := junitSuite{Name: "vigil " + r.Target.Kind, Time: r.DurationS}
+	var cases []JUnitCase
 	for _, c := range r.Checks {
-		tc := junitCase{Name: c.Name, Classname: "vigil." + r.Target.Kind, Time: c.Elapsed.Seconds()}
+		tc := JUnitCase{Name: c.Name, Class: "vigil." + r.Target.Kind, Seconds: c.Elapsed.Seconds()}
 		switch {
 		case c.Should && c.Verdict == checkers.Fail:
 			// A SHOULD line: a warning, not a failed test.
-			tc.SystemOut = "WARNING: " + violationText(c)
+			tc.Out = "WARNING: " + violationText(c)
 		case c.Verdict == checkers.Fail:
-			s.Failures++
-			tc.Failure = &junitMessage{Message: fmt.Sprintf("%d violation(s)", len(c.Violations)), Body: violationText(c)}
+			tc.Failure, tc.Detail = fmt.Sprintf("%d violation(s)", len(c.Violations)), violationText(c)
 		case c.Verdict == checkers.Unknown:
-			s.Errors++
-			tc.Error = &junitMessage{Message: "unknown: " + c.Reason}
+			tc.Error = "unknown: " + c.Reason
 		case c.Verdict == checkers.Skipped:
+			tc.Skipped = c.Reason
+		}
+		cases = append(cases, tc)
+	}
+	return WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil "+r.Target.Kind, r.DurationS, cases)
+}
+
+// JUnitCase is one testcase: it passed unless Failure, Error or Skipped
+// (the message) is set; Detail is the failure's or error's body.
+type JUnitCase struct {
+	Name, Class string
+	Seconds     float64
+	Failure     string
+	Error       string
+	Skipped     string
+	Detail      string
+	Out         string
+}
+
+// WriteJUnitCases writes one test suite of cases to path, counting its
+// failures, errors and skips: the format every CI system reads, for the
+// runs, the conformance probes and the known-bug matrix alike.
+func WriteJUnitCases(path, suite string, seconds float64, cases []JUnitCase) error {
+	s := junitSuite{Name: suite, Time: seconds, Tests: len(cases)}
+	for _, c := range cases {
+		tc := junitCase{Name: c.Name, Classname: c.Class, Time: c.Seconds, SystemOut: c.Out}
+		switch {
+		case c.Failure != "":
+			s.Failures++
+			tc.Failure = &junitMessage{Message: c.Failure, Body: c.Detail}
+		case c.Error != "":
+			s.Errors++
+			tc.Error = &junitMessage{Message: c.Error, Body: c.Detail}
+		case c.Skipped != "":
 			s.Skipped++
-			tc.Skipped = &junitMessage{Message: c.Reason}
+			tc.Skipped = &junitMessage{Message: c.Skipped}
 		}
 		s.Cases = append(s.Cases, tc)
 	}
-	s.Tests = len(s.Cases)
 	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "junit.xml"), append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
 func violationText(c checkers.Result) string {

@@ -86,17 +86,11 @@ func cmdBugsRun(args []string) (int, error) {
 			selected = append(selected, b)
 		}
 	}
-	if *out == "" {
-		*out = filepath.Join("runs", "bugs-"+time.Now().Format("20060102-150405"))
+	ctx, done, err := startOutput(out, "bugs")
+	if err != nil {
+		return exitSetup, err
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return exitSetup, setupError(err)
-	}
-	if u, err := runs.Register(*out); err == nil {
-		defer u()
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	defer done()
 	fmt.Fprintf(os.Stderr, "vigil %s: %d bug(s), %s release(s), output in %s\n", version, len(selected), *which, *out)
 	r := bugs.NewRunner(bugs.Options{Out: *out, Which: *which, Attempts: *attempts, Seed: *seed, Vigil: version, Progress: os.Stderr})
 	rows := r.Run(ctx, selected)
@@ -121,4 +115,23 @@ func cmdBugsRun(args []string) (int, error) {
 		}
 	}
 	return exitPass, nil
+}
+
+// startOutput makes the output dir of a command that starts servers
+// (runs/<kind>-<timestamp> unless given), registers it so that vigil
+// cleanup finds what a killed vigil left, and returns a context that
+// SIGINT and SIGTERM cancel.
+func startOutput(out *string, kind string) (context.Context, func(), error) {
+	if *out == "" {
+		*out = filepath.Join("runs", kind+"-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return nil, nil, setupError(err)
+	}
+	unregister := func() {}
+	if u, err := runs.Register(*out); err == nil {
+		unregister = u
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	return ctx, func() { stop(); unregister() }, nil
 }

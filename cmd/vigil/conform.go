@@ -5,15 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
-	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/suites/conformance"
 )
 
@@ -56,17 +53,11 @@ func cmdConform(args []string) (int, error) {
 	if err := checkOnly(onlyList, probes); err != nil {
 		return exitSetup, err
 	}
-	if *out == "" {
-		*out = filepath.Join("runs", "conform-"+time.Now().Format("20060102-150405"))
+	ctx, done, err := startOutput(out, "conform")
+	if err != nil {
+		return exitSetup, err
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return exitSetup, setupError(err)
-	}
-	if u, err := runs.Register(*out); err == nil {
-		defer u()
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	defer done()
 
 	eps := strings.Split(*endpoints, ",")
 	targetName := "server at " + *endpoints

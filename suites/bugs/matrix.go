@@ -2,7 +2,6 @@ package bugs
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/reports"
 )
 
 // Verdicts of a matrix row.
@@ -152,50 +152,19 @@ func Write(dir string, rows []Row) error {
 	return writeJUnit(filepath.Join(dir, "junit.xml"), rows)
 }
 
-type junitSuite struct {
-	XMLName  xml.Name    `xml:"testsuite"`
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	ClassName string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Error     *junitMessage `xml:"error,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
 func writeJUnit(path string, rows []Row) error {
-	s := junitSuite{Name: "vigil known-bug matrix", Tests: len(rows)}
+	var cases []reports.JUnitCase
 	var total time.Duration
 	for _, r := range rows {
 		total += r.Wall
-		c := junitCase{Name: fmt.Sprintf("#%d %s (%s)", r.Bug, r.Release, r.Role), ClassName: "bugs",
-			Time: fmt.Sprintf("%.3f", r.Wall.Seconds())}
+		c := reports.JUnitCase{Name: fmt.Sprintf("#%d %s (%s)", r.Bug, r.Release, r.Role), Class: "bugs", Seconds: r.Wall.Seconds()}
 		switch {
 		case r.Verdict == RunError:
-			c.Error = &junitMessage{Message: r.Error}
-			s.Errors++
+			c.Error = r.Error
 		case !r.Expected():
-			c.Failure = &junitMessage{Message: r.Verdict, Text: fmt.Sprintf("%s\nfailed checks: %v\nruns: %v", r.Title, r.Failed, r.Dirs)}
-			s.Failures++
+			c.Failure, c.Detail = r.Verdict, fmt.Sprintf("%s\nfailed checks: %v\nruns: %v", r.Title, r.Failed, r.Dirs)
 		}
-		s.Cases = append(s.Cases, c)
+		cases = append(cases, c)
 	}
-	s.Time = fmt.Sprintf("%.3f", total.Seconds())
-	b, err := xml.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	return reports.WriteJUnitCases(path, "vigil known-bug matrix", total.Seconds(), cases)
 }

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/vigil-suite/vigil/reports"
 )
 
 // Report is a whole conformance run, as result.json holds it.
@@ -127,52 +128,22 @@ func (r Report) Write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	type msg struct {
-		Message string `xml:"message,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type tc struct {
-		Name      string `xml:"name,attr"`
-		ClassName string `xml:"classname,attr"`
-		Time      string `xml:"time,attr"`
-		Failure   *msg   `xml:"failure,omitempty"`
-		Error     *msg   `xml:"error,omitempty"`
-		Skipped   *msg   `xml:"skipped,omitempty"`
-	}
-	type suite struct {
-		XMLName  xml.Name `xml:"testsuite"`
-		Name     string   `xml:"name,attr"`
-		Tests    int      `xml:"tests,attr"`
-		Failures int      `xml:"failures,attr"`
-		Errors   int      `xml:"errors,attr"`
-		Skipped  int      `xml:"skipped,attr"`
-		Time     string   `xml:"time,attr"`
-		Cases    []tc     `xml:"testcase"`
-	}
-	s := suite{Name: "vigil conform " + r.Target, Tests: len(r.Results)}
+	var cases []reports.JUnitCase
 	var total time.Duration
 	for _, x := range r.Results {
 		total += x.Duration
-		c := tc{Name: x.Name, ClassName: "conform." + strings.SplitN(x.Name, "/", 2)[0], Time: fmt.Sprintf("%.3f", x.Duration.Seconds())}
+		c := reports.JUnitCase{Name: x.Name, Class: "conform." + strings.SplitN(x.Name, "/", 2)[0], Seconds: x.Duration.Seconds()}
 		switch x.Verdict {
 		case Fail, Differs:
-			c.Failure = &msg{Message: x.Title, Text: x.Failure + strings.Join(x.Diff, "\n")}
-			s.Failures++
+			c.Failure, c.Detail = x.Title, x.Failure+strings.Join(x.Diff, "\n")
 		case Error:
-			c.Error = &msg{Message: x.Title, Text: x.Failure + x.Reason}
-			s.Errors++
+			c.Error, c.Detail = x.Title, x.Failure+x.Reason
 		case Unsupported, Skipped:
-			c.Skipped = &msg{Message: string(x.Verdict) + ": " + x.Reason}
-			s.Skipped++
+			c.Skipped = string(x.Verdict) + ": " + x.Reason
 		}
-		s.Cases = append(s.Cases, c)
+		cases = append(cases, c)
 	}
-	s.Time = fmt.Sprintf("%.3f", total.Seconds())
-	x, err := xml.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "junit.xml"), append([]byte(xml.Header), append(x, '\n')...), 0o644)
+	return reports.WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil conform "+r.Target, total.Seconds(), cases)
 }
 
 // ProbesFor lists the probes that isolate a chaos-run check, for the hint
