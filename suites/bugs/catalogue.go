@@ -189,8 +189,11 @@ func Catalogue() []Bug {
 			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",
 			Affected: "v3.5.17", Fixed: "v3.5.18",
 			Checks: []string{"watch/resumable"},
+			// The recipe that found it (#18089's): watch-starve breaks and
+			// resumes watches, so many open at a compact revision.
 			Recipe: Recipe{Members: 1, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
-				Watchers: 16, Attempt: 12 * time.Second, Attempts: 5},
+				Watchers: 16, Faults: []string{"watch-starve"}, FaultInterval: 2 * time.Second,
+				Attempt: 12 * time.Second, Attempts: 5},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #19179)",
 				"etcd scripts/test_robustness_regression.sh: Issue19179 on v3.5.17",
 				"etcd tests/robustness scenarios: Issue19179 = create/delete traffic, compaction batch limit 50, a panic at compactBeforeSetFinishedCompact",
