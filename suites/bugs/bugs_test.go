@@ -181,3 +181,17 @@ func TestKnownBugReproducedEndToEnd(t *testing.T) {
 	_, err = os.Stat(filepath.Join(last, "result.json"))
 	g.Expect(err).NotTo(HaveOccurred())
 }
+
+// An attempt whose recipe's faults never ran is an error, not a clean or
+// unreproduced attempt.
+func TestFaultsThatNeverRanAreAnError(t *testing.T) {
+	g := NewWithT(t)
+	h := history.New(history.Meta{})
+	h.Faults = []history.Fault{
+		{Name: "kill-leader"},
+		{Name: "failpoint:x", Details: map[string]string{"error": "needs failpoint x, which this etcd build does not have"}},
+	}
+	g.Expect(faultsRan(h, []string{"kill-leader"})).To(Succeed())
+	g.Expect(faultsRan(h, []string{"failpoint:x"})).To(MatchError(ContainSubstring("does not have")))
+	g.Expect(faultsRan(h, []string{"pause-leader"})).To(MatchError(ContainSubstring("never scheduled")))
+}

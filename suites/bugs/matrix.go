@@ -65,6 +65,8 @@ type Row struct {
 	Unknowns int      `json:"unknown_attempts,omitempty"`
 	Dirs     []string `json:"dirs,omitempty"`
 	Error    string   `json:"error,omitempty"`
+	// Patched shows the patch the release was built with ("": none).
+	Patched string `json:"patched,omitempty"`
 }
 
 func (row *Row) add(res AttemptResult) {
@@ -127,10 +129,19 @@ func Table(w io.Writer, rows []Row) {
 		if r.Error != "" {
 			v += ": " + r.Error
 		}
-		fmt.Fprintf(tw, "#%d\t%s (%s)\t%d\t%s\t%s\t%s\t%s\n", r.Bug, r.Release, r.Role, r.Attempts, det,
+		release := r.Release
+		if r.Patched != "" {
+			release += " patched"
+		}
+		fmt.Fprintf(tw, "#%d\t%s (%s)\t%d\t%s\t%s\t%s\t%s\n", r.Bug, release, r.Role, r.Attempts, det,
 			r.Wall.Round(time.Second), failed, v)
 	}
 	tw.Flush()
+	for _, r := range rows {
+		if r.Patched != "" {
+			fmt.Fprintf(w, "\n#%d %s was built with this patch:\n%s", r.Bug, r.Release, r.Patched)
+		}
+	}
 }
 
 // Write saves matrix.json and junit.xml (one testcase per row; a row that

@@ -103,6 +103,9 @@ func (r *Runner) runRelease(ctx context.Context, b Bug, role string) Row {
 		release = b.Fixed
 	}
 	row := Row{Bug: b.Number, Title: b.Title, Release: release, Role: role, Checks: b.Checks}
+	if role == Affected && b.Recipe.Patch != nil {
+		row.Patched = b.Recipe.Patch.String()
+	}
 	attempts := b.Recipe.Attempts
 	if r.Attempts > 0 {
 		attempts = r.Attempts
@@ -139,7 +142,11 @@ func (r *Runner) logf(format string, a ...any) {
 func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, seed int64) (AttemptResult, error) {
 	begin := time.Now()
 	rc := b.Recipe
-	bin, err := binaries.Etcd(ctx, binaries.Options{Version: release, Failpoints: rc.Failpoints, Progress: r.Progress})
+	opts := binaries.Options{Version: release, Failpoints: rc.Failpoints, Progress: r.Progress}
+	if release == b.Affected {
+		opts.Patch = rc.Patch
+	}
+	bin, err := binaries.Etcd(ctx, opts)
 	if err != nil {
 		return AttemptResult{}, fmt.Errorf("building etcd %s: %w", release, err)
 	}
@@ -186,6 +193,9 @@ func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, se
 		return AttemptResult{}, err
 	}
 	if err := reports.WriteJUnit(dir, rep); err != nil {
+		return AttemptResult{}, err
+	}
+	if err := faultsRan(out.History, rc.Faults); err != nil {
 		return AttemptResult{}, err
 	}
 	res := Judge(out.History, out.Results, b.Checks)
@@ -251,4 +261,31 @@ func evidenceTime(h *history.History, v checkers.Violation) time.Duration {
 		}
 	}
 	return latest
+}
+
+// faultsRan checks that every fault of the recipe was injected at least
+// once: an attempt whose faults all failed to inject did not run the
+// recipe, and must not count as "not reproduced".
+func faultsRan(h *history.History, faults []string) error {
+	for _, name := range faults {
+		var lastErr string
+		ran := false
+		for _, f := range h.Faults {
+			if f.Name != name {
+				continue
+			}
+			if e := f.Details["error"]; e != "" {
+				lastErr = e
+				continue
+			}
+			ran = true
+		}
+		if !ran {
+			if lastErr == "" {
+				lastErr = "it was never scheduled (the attempt is shorter than the fault interval?)"
+			}
+			return fmt.Errorf("fault %s never ran: %s", name, lastErr)
+		}
+	}
+	return nil
 }
