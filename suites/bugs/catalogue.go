@@ -173,7 +173,7 @@ func Catalogue() []Bug {
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 50,
 				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
 				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 300, SnapshotCount: 1000},
-				Attempt: 12 * time.Second, Attempts: 5,
+				Attempt:  12 * time.Second, Attempts: 5,
 				// v3.5.13 has no failpoint at the end of a compaction batch
 				// (v3.5.14 added it); this puts it where v3.5.14 has it.
 				Patch: &binaries.Patch{Name: "compactBeforeSetFinishedCompact", Edits: []binaries.Edit{{
@@ -207,7 +207,7 @@ func Catalogue() []Bug {
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 100, Watchers: 16,
 				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
 				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 50, SnapshotCount: 1000},
-				Attempt: 12 * time.Second, Attempts: 5},
+				Attempt:  12 * time.Second, Attempts: 5},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #19179)",
 				"etcd scripts/test_robustness_regression.sh: Issue19179 on v3.5.17",
 				"etcd tests/robustness scenarios: Issue19179 = create/delete traffic, compaction batch limit 50, a panic at compactBeforeSetFinishedCompact",

@@ -3,8 +3,13 @@ package conformance
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
@@ -58,4 +63,26 @@ func etcdVersionsUnderTest() []string {
 		return splitComma(v)
 	}
 	return []string{binaries.DefaultEtcdVersion, "v3.5.17"}
+}
+
+// A probe that fails because another client wrote meanwhile is reported
+// as an error naming the cause, not as a failure of the behaviour.
+func TestAnotherWriterIsNotBlamedOnTheProbe(t *testing.T) {
+	eps := startEtcd(t, binaries.DefaultEtcdVersion)
+	meddler := EtcdProbe{Info{"test/meddled", "a put's revision is not base+1", nil}, func(p *P) {
+		p.Expect(p.Put("first", "1")).To(Equal(p.Rev(1)))
+		other, err := clientv3.New(clientv3.Config{Endpoints: eps, Logger: zap.NewNop()})
+		p.Expect(err).NotTo(HaveOccurred())
+		defer other.Close()
+		_, err = other.Put(p.Ctx, "/elsewhere", "x") // not through the recorded client
+		p.Expect(err).NotTo(HaveOccurred())
+		p.Expect(p.Put("a", "1")).To(Equal(p.Rev(2)))
+	}}
+	res, err := RunEtcdProbes(context.Background(), EtcdConfig{Endpoints: eps}, []EtcdProbe{meddler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Verdict != Error || !strings.Contains(res[0].Reason, `another client wrote "/elsewhere"`) {
+		t.Fatalf("want an error naming the other write, got %s %s %s", res[0].Verdict, res[0].Reason, res[0].Failure)
+	}
 }
