@@ -25,6 +25,7 @@ func cmdConform(args []string) (int, error) {
 	only := fs.String("only", "", "comma-separated probe names, or areas ending in / (e.g. watch/)")
 	out := fs.String("out", "", "output dir (default runs/conform-<timestamp>)")
 	list := fs.Bool("list", false, "list the probes and exit")
+	repro := fs.String("repro", "", "run this one probe against the target and print a standalone Go program that reproduces it")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return exitPass, nil
@@ -49,6 +50,9 @@ func cmdConform(args []string) (int, error) {
 		if o = strings.TrimSpace(o); o != "" {
 			onlyList = append(onlyList, o)
 		}
+	}
+	if *repro != "" {
+		onlyList, *reference = []string{*repro}, "none"
 	}
 	if err := checkOnly(onlyList, probes); err != nil {
 		return exitSetup, err
@@ -79,6 +83,11 @@ func cmdConform(args []string) (int, error) {
 	}
 	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
 
+	if *repro != "" {
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (go run . -endpoint HOST:PORT)\n", *repro, results[0].Verdict)
+		fmt.Print(results[0].Reproduction())
+		return exitPass, nil
+	}
 	refName := ""
 	if *reference != "none" {
 		v := *reference

@@ -171,8 +171,10 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	if res.Verdict == Fail && pctx.Err() != nil && ctx.Err() == nil {
 		res.Failure = fmt.Sprintf("the probe ran out of its %v: %s", cfg.Timeout, res.Failure)
 	}
+	raw := rec.snapshot()
+	res.repro = &reproData{steps: raw, prefix: prefix, base: p.Base}
 	n := newNormalizer(prefix, p.Base)
-	for _, s := range rec.snapshot() {
+	for _, s := range raw {
 		res.Transcript = append(res.Transcript, n.step(s))
 	}
 	res.Duration = time.Since(begin)

@@ -84,4 +84,6 @@ type Result struct {
 	Diff       []string      `json:"diff,omitempty"`
 	Transcript []Step        `json:"transcript,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
+
+	repro *reproData // the raw run, for Reproduction
 }

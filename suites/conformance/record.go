@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/protoadapt"
 )
 
 // recorder keeps every gRPC request and answer of one probe, in the order
@@ -29,6 +31,9 @@ type rawStep struct {
 	err  error
 	// recvOnly: a stream message received (no request).
 	recvOnly bool
+	// reqPB and respPB are the messages as protobuf JSON, which a
+	// reproduction program can decode back into the typed messages.
+	reqPB, respPB json.RawMessage
 }
 
 func (r *recorder) add(s rawStep) {
@@ -48,6 +53,19 @@ func (r *recorder) snapshot() []rawStep {
 
 // clone copies a message so that later reuse of the buffer by gRPC or the
 // client does not change what was recorded.
+// protoJSON is m as protobuf JSON (nil if m is not a protobuf message).
+func protoJSON(m any) json.RawMessage {
+	pm, ok := m.(protoadapt.MessageV1)
+	if !ok {
+		return nil
+	}
+	b, err := protojson.Marshal(protoadapt.MessageV2Of(pm))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 func clone(m any) any {
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -63,9 +81,9 @@ func clone(m any) any {
 // unary records one call and its answer.
 func (r *recorder) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	s := rawStep{call: path.Base(method), req: clone(req), err: err}
+	s := rawStep{call: path.Base(method), req: clone(req), reqPB: protoJSON(req), err: err}
 	if err == nil {
-		s.resp = clone(reply)
+		s.resp, s.respPB = clone(reply), protoJSON(reply)
 	}
 	r.add(s)
 	return err
@@ -89,7 +107,7 @@ type recordedStream struct {
 
 func (s *recordedStream) SendMsg(m any) error {
 	err := s.ClientStream.SendMsg(m)
-	s.r.add(rawStep{call: s.name + ".Send", req: clone(m), err: err})
+	s.r.add(rawStep{call: s.name + ".Send", req: clone(m), reqPB: protoJSON(m), err: err})
 	return err
 }
 
@@ -101,7 +119,7 @@ func (s *recordedStream) RecvMsg(m any) error {
 		}
 		return err
 	}
-	s.r.add(rawStep{call: s.name + ".Recv", resp: clone(m), recvOnly: true})
+	s.r.add(rawStep{call: s.name + ".Recv", resp: clone(m), respPB: protoJSON(m), recvOnly: true})
 	return nil
 }
 

@@ -97,7 +97,7 @@ func (r Report) Table(w io.Writer) {
 		for _, s := range x.Transcript {
 			fmt.Fprintf(w, "    %s\n", stepText(s))
 		}
-		fmt.Fprintf(w, "  reproduce: vigil conform --only %s (transcript in result.json)\n", x.Name)
+		fmt.Fprintf(w, "  reproduce: vigil conform --only %s; a standalone Go program: vigil conform --repro %s\n", x.Name, x.Name)
 	}
 	var unsupported []string
 	for _, x := range r.Results {
