@@ -3,15 +3,12 @@ package suites
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 
 	"github.com/vigil-suite/vigil/checkers"
-	"github.com/vigil-suite/vigil/fixtures/binaries"
-	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -36,12 +33,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			g := NewWithT(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			bin, err := binaries.Etcd(ctx, binaries.Options{Version: c.version, Progress: os.Stderr})
-			g.Expect(err).NotTo(HaveOccurred())
-			dir := t.TempDir()
-			fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: c.members, Dir: dir, Version: c.version})
-			defer fx.Stop()
-			g.Expect(fx.Start(ctx)).To(Succeed())
+			fx, dir := startCluster(ctx, t, g, c.version, c.members)
 
 			wl := DefaultWorkload()
 			wl.Duration = 8 * time.Second

@@ -2,7 +2,6 @@ package suites
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
-	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -25,12 +23,7 @@ func TestWorkloadShapesOnHealthyEtcd(t *testing.T) {
 			g := NewWithT(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			bin, err := binaries.Etcd(ctx, binaries.Options{Progress: os.Stderr})
-			g.Expect(err).NotTo(HaveOccurred())
-			dir := t.TempDir()
-			fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: dir, Version: binaries.DefaultEtcdVersion})
-			defer fx.Stop()
-			g.Expect(fx.Start(ctx)).To(Succeed())
+			fx, dir := startCluster(ctx, t, g, binaries.DefaultEtcdVersion, 3)
 
 			wl := DefaultWorkload()
 			wl.Shape, wl.Duration = shape, 6*time.Second

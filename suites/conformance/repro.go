@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // reproData is what a reproduction is written from: the probe's requests
@@ -141,24 +143,13 @@ func (g *reproGen) walk(field string, v any) any {
 
 // key writes a key with the probe's prefix as the symbol @P/.
 func (g *reproGen) key(k string) string {
-	if end := prefixEnd(g.data.prefix); k == end {
+	if end := clientv3.GetPrefixRangeEnd(g.data.prefix); k == end {
 		return "@END"
 	}
 	if strings.HasPrefix(k, g.data.prefix) {
 		return "@P/" + k[len(g.data.prefix):]
 	}
 	return k
-}
-
-func prefixEnd(p string) string {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1])
-		}
-	}
-	return "\x00"
 }
 
 var reproTemplate = template.Must(template.New("repro").Funcs(template.FuncMap{
