@@ -54,9 +54,10 @@ type Recipe struct {
 	Faults        []string              `json:"faults,omitempty"`
 	FaultInterval time.Duration         `json:"fault_interval_ns,omitempty"`
 	Settings      fixtures.EtcdSettings `json:"settings"`
-	// Patch, if set, is applied to the affected release's source before
-	// its failpoint build (the fixed release is built as published); the
-	// matrix marks the row "patched" and shows it.
+	// Patch, if set, is applied to both releases' source before their
+	// failpoint builds, so that both run the same recipe (a release that
+	// already has the patched line is left as it is); the matrix marks
+	// the rows "patched" and shows the patch.
 	Patch *binaries.Patch `json:"patch,omitempty"`
 	// Attempt is how long one attempt's workload runs; Attempts the most
 	// attempts on one release.
@@ -187,16 +188,22 @@ func Catalogue() []Bug {
 			Notes: "patched like etcd's own reproduction: the failpoint is added to v3.5.13; an unpatched attempt cannot arm it",
 		},
 		{
-			Number: 18089, Title: "a watch drops a DELETE event when a compaction lands on that delete",
+			Number: 18089, Title: "a watch drops an event when a compaction lands on a delete",
 			Affected: "v3.5.14", Fixed: "v3.5.15",
 			Checks: []string{"watch/reliable", "watch/agreement"},
-			Recipe: Recipe{Members: 1, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
-				Watchers: 16, Faults: []string{"watch-starve"}, FaultInterval: 2 * time.Second,
-				Attempt: 12 * time.Second, Attempts: 5},
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
+				Watchers: 16, Faults: []string{"failpoint-sleep:beforeSendWatchResponse@random=100ms"}, FaultInterval: 2 * time.Second,
+				Attempt: 12 * time.Second, Attempts: 5,
+				// As etcd's own reproduction: a failpoint before each watch
+				// response is sent (etcd 3.6 has it; 3.5 gets it by patch).
+				Patch: &binaries.Patch{Name: "beforeSendWatchResponse", Edits: []binaries.Edit{{
+					File: "etcdserver/api/v3rpc/watch.go", Before: "if !fragmented && !ok {",
+					Insert: "// gofail: var beforeSendWatchResponse struct{}"}}}},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #18089)",
-				"etcd tests/robustness scenarios: Issue18089 = delete traffic, compaction every 100 ms, a sleep before each watch response (failpoint beforeSendWatchResponse, added by a patch)",
+				"etcd tests/robustness scenarios: Issue18089 = delete traffic, compaction every 100 ms, a sleep before each watch response (failpoint beforeSendWatchResponse, added to 3.5 by a patch)",
+				"etcd tests/robustness/patches/beforeSendWatchResponse: the failpoint's place in the watch server's send loop (etcd v3.6.16 has it there natively)",
 				"etcd CHANGELOG-3.5.md v3.5.15: fix of a watch event lost after compaction"},
-			Notes: "etcd slows watch responses with a patched-in failpoint; vigil holds them in its proxy (watch-starve) on the unpatched release",
+			Notes: "an earlier recipe without the patch (vigil's proxy holding watch responses instead) found only #19179's symptom on v3.5.14 and v3.5.15",
 		},
 		{
 			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",

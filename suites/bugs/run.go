@@ -103,7 +103,7 @@ func (r *Runner) runRelease(ctx context.Context, b Bug, role string) Row {
 		release = b.Fixed
 	}
 	row := Row{Bug: b.Number, Title: b.Title, Release: release, Role: role, Checks: b.Checks}
-	if role == Affected && b.Recipe.Patch != nil {
+	if b.Recipe.Patch != nil {
 		row.Patched = b.Recipe.Patch.String()
 	}
 	attempts := b.Recipe.Attempts
@@ -142,10 +142,7 @@ func (r *Runner) logf(format string, a ...any) {
 func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, seed int64) (AttemptResult, error) {
 	begin := time.Now()
 	rc := b.Recipe
-	opts := binaries.Options{Version: release, Failpoints: rc.Failpoints, Progress: r.Progress}
-	if release == b.Affected {
-		opts.Patch = rc.Patch
-	}
+	opts := binaries.Options{Version: release, Failpoints: rc.Failpoints, Patch: rc.Patch, Progress: r.Progress}
 	bin, err := binaries.Etcd(ctx, opts)
 	if err != nil {
 		return AttemptResult{}, fmt.Errorf("building etcd %s: %w", release, err)
