@@ -11,6 +11,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // corruption makes a server look wrong in one way, from the client's side:
@@ -248,5 +250,37 @@ func TestEtcdProbesCatchCorruptedAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A server that answers a request with gRPC Unimplemented makes the probes
+// that need it unsupported (listed apart), not failed; a probe that skips
+// itself says why.
+func TestUnimplementedIsUnsupportedAndSkipIsSkipped(t *testing.T) {
+	eps := startEtcd(t, "v3.6.16")
+	noLeases := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if strings.Contains(method, "Lease") {
+			return status.Error(codes.Unimplemented, "leases are not implemented here")
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+	probes := append(EtcdProbes(), EtcdProbe{Info{"test/skips", "never fails", nil}, func(p *P) { p.Skip("nothing to do here") }})
+	res, err := RunEtcdProbes(context.Background(), EtcdConfig{Endpoints: eps, DialOptions: []grpc.DialOption{noLeases},
+		Only: []string{"lease/", "kv/put-ignore-lease", "kv/put-header-revision", "test/skips"}}, probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]Verdict{}
+	for _, r := range res {
+		verdicts[r.Name] = r.Verdict
+		if strings.HasPrefix(r.Name, "lease/") && (r.Verdict != Unsupported || !strings.Contains(r.Reason, "LeaseGrant")) {
+			t.Errorf("%s: %s %q, want unsupported naming LeaseGrant", r.Name, r.Verdict, r.Reason)
+		}
+	}
+	if verdicts["kv/put-ignore-lease"] != Unsupported || verdicts["kv/put-header-revision"] != Pass || verdicts["test/skips"] != Skipped {
+		t.Errorf("verdicts: %v", verdicts)
+	}
+	if len(verdicts) != 13 {
+		t.Errorf("want the 10 lease probes and 3 others, got %d", len(verdicts))
 	}
 }

@@ -241,11 +241,12 @@ type otherWrites struct {
 	ch     clientv3.WatchChan
 	cancel context.CancelFunc
 	prefix string
+	base   int64
 }
 
 func watchOthers(ctx context.Context, cli *clientv3.Client, prefix string, base int64) *otherWrites {
 	wctx, cancel := context.WithCancel(ctx)
-	return &otherWrites{cli: cli, cancel: cancel, prefix: prefix,
+	return &otherWrites{cli: cli, cancel: cancel, prefix: prefix, base: base,
 		ch: cli.Watch(wctx, "\x00", clientv3.WithFromKey(), clientv3.WithRev(base+1))}
 }
 
@@ -256,8 +257,8 @@ func watchOthers(ctx context.Context, cli *clientv3.Client, prefix string, base 
 func (o *otherWrites) stop(ctx context.Context) string {
 	defer o.cancel()
 	head, err := o.cli.Get(ctx, o.prefix)
-	if err != nil {
-		return ""
+	if err != nil || head.Header.Revision <= o.base {
+		return "" // nobody wrote at all (and a watch ahead of the store gets no fence)
 	}
 	if err := o.cli.RequestProgress(ctx); err != nil {
 		return ""
