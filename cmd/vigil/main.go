@@ -38,7 +38,8 @@ usage:
   vigil build  etcd [VERSION] [--failpoints]
   vigil build  kube-apiserver [VERSION]
                               build and cache a binary from the Go module proxy
-  vigil conform [--endpoints LIST] [--reference none|default|V] [--only PROBE,...] [--list]
+  vigil conform [--endpoints LIST] [--reference none|default|V] [--only PROBE,...]
+               [--repro PROBE] [--list]
                               deterministic etcd-API probes, each a minimal
                               reproduction, compared with a reference etcd
   vigil bugs   list          the known etcd bugs vigil reproduces, with recipes
