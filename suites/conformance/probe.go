@@ -85,5 +85,6 @@ type Result struct {
 	Transcript []Step        `json:"transcript,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
 
-	repro *reproData // the raw run, for Reproduction
+	repro     *reproData     // the raw run of an etcd probe, for Reproduction
+	kubeRepro *kubeReproData // the raw run of a Kubernetes probe
 }

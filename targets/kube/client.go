@@ -458,3 +458,25 @@ const (
 func Supports() []targets.Feature {
 	return []targets.Feature{FeatureCRUD, FeatureList, FeaturePagination, FeatureWatch, FeatureBookmarks, FeatureWatchList}
 }
+
+// Raw sends one request the way the client's other calls go (same TLS,
+// credentials and user agent) and hands back the raw answer, for callers
+// that must see every byte of it (the conformance probes). path is
+// absolute ("/api/v1/namespaces/x/configmaps"); body, if not nil, is sent
+// as JSON. The caller closes the answer's body.
+func (c *Client) Raw(ctx context.Context, method, path string, q url.Values, body any) (*http.Response, error) {
+	hreq, err := c.newRequest(ctx, method, path, q, body)
+	if err != nil {
+		return nil, err
+	}
+	return c.http.Do(hreq)
+}
+
+// WrapTransport puts wrap around the client's transport: tests use it to
+// corrupt a server's answers on their way in.
+func (c *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	c.http.Transport = wrap(c.http.Transport)
+}
+
+// CollectionPath is the resource's collection path in namespace ns.
+func (r Resource) CollectionPath(ns string) string { return r.path(ns) }
