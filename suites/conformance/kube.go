@@ -231,6 +231,14 @@ func (k *K) Get(name string, q url.Values) KResp { return k.Call("GET", http.Met
 // List lists the probe's namespace.
 func (k *K) List(q url.Values) KResp { return k.Call("LIST", http.MethodGet, "", q, nil) }
 
+// Branch marks the point where the server made a choice the contract
+// leaves open (keep a snapshot or expire it): the last request and every
+// step after it are shown but not compared with the reference's, which
+// may have chosen the other way.
+func (k *K) Branch(choice string) {
+	k.rec.add(kubeStep{call: "BRANCH", note: "the server chose: " + choice, branch: true})
+}
+
 // Compact compacts the server's storage at the revision of resourceVersion
 // rv ("" for its current revision), or skips the probe when the run has no
 // way to.
@@ -440,6 +448,7 @@ type kubeStep struct {
 	answer       []byte
 	event        string // a watch frame's type
 	note         string // what happened where there is no request
+	branch       bool   // from here on, the server's legitimate choice
 }
 
 type kubeRecorder struct {
@@ -591,8 +600,15 @@ func runKubeProbe(ctx context.Context, cfg KubeConfig, admin *kube.Client, pr Ku
 	}
 	res.kubeRepro = &kubeReproData{steps: steps, ns: ns}
 	n := newKubeNormalizer(ns, steps)
+	branched := false
 	for _, s := range steps {
-		res.Transcript = append(res.Transcript, n.step(s))
+		if s.branch && !branched && len(res.Transcript) > 0 {
+			res.Transcript[len(res.Transcript)-1].Unstable = true
+		}
+		st := n.step(s)
+		branched = branched || s.branch
+		st.Unstable = st.Unstable || branched
+		res.Transcript = append(res.Transcript, st)
 	}
 	return res
 }
@@ -710,13 +726,16 @@ func (n *kubeNormalizer) token(kind, raw string) string {
 }
 
 var maskedKubeFields = map[string]bool{"creationTimestamp": true, "managedFields": true, "deletionTimestamp": true,
-	"message": true, "selfLink": true, "retryAfterSeconds": true}
+	"message": true, "selfLink": true}
 
 func (n *kubeNormalizer) walk(field string, v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
+			if k == "retryAfterSeconds" {
+				continue // a hint some servers add to a 504, others not
+			}
 			if maskedKubeFields[k] {
 				out[k] = "*"
 				continue
@@ -799,7 +818,9 @@ func (n *kubeNormalizer) step(s kubeStep) Step {
 	}
 	// Bookmarks come as the server's timers fire: whether one came is
 	// timing, not behaviour.
-	out.Unstable = s.event == "BOOKMARK" && !initialEventsEnd(s.answer)
+	out.Unstable = s.event == "BOOKMARK" && !initialEventsEnd(s.answer) ||
+		// resourceVersion=0 reads any state the server holds, however old.
+		s.method == http.MethodGet && s.query.Get("resourceVersion") == "0" && s.query.Get("watch") == ""
 	return out
 }
 

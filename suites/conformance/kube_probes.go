@@ -184,6 +184,7 @@ func kubeListProbes() []KubeProbe {
 				k.Compact("")
 				p2 := k.List(Q("limit", "1", "continue", p1.Metadata.Continue))
 				if p2.Code == http.StatusOK {
+					k.Branch("the snapshot is kept")
 					// A server may keep the snapshot past the storage's
 					// compaction (the watch cache does): then the page is
 					// the snapshot's.
@@ -192,6 +193,7 @@ func kubeListProbes() []KubeProbe {
 					k.Expect(p2.Items[0].Value()).To(Equal("v1"), "b as of the first page")
 					return
 				}
+				k.Branch("the snapshot is expired")
 				k.Expect(p2.Code).To(Equal(http.StatusGone), "%s", p2.Message)
 				k.Expect(p2.Reason).To(Equal("Expired"))
 				k.Expect(p2.Metadata.Continue).NotTo(BeEmpty(), "the Status carries a token to go on inconsistently")
@@ -460,6 +462,7 @@ func kubeWatchProbes() []KubeProbe {
 				// any compaction. A server that still holds the history
 				// from there (a watch cache filled from the start) may
 				// serve it: then exactly the probe's writes come.
+				k.Branch("to serve the history from revision 1 or expire it")
 				w := k.Watch(Q("resourceVersion", "1"))
 				defer w.Close()
 				if w.Refused != nil {
@@ -485,6 +488,7 @@ func kubeWatchProbes() []KubeProbe {
 				// update: the server may deliver it or call the
 				// resourceVersion expired.
 				k.Compact(u.RV())
+				k.Branch("to deliver the update or expire the resourceVersion")
 				w := k.Watch(Q("resourceVersion", a.RV()))
 				defer w.Close()
 				if w.Refused != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,9 +43,26 @@ func startKube(t *testing.T, watchCache bool) KubeConfig {
 		Compact: EtcdCompactor(fx.Endpoints())}
 }
 
+// knownKubeFailures are the probes kube-apiserver fails, as measured,
+// with the words its failure must contain: kube-apiserver without its
+// watch cache answers a watch that starts at etcd's compaction revision
+// with 500 InternalError ("etcd event received with PrevKv=nil"), where
+// the API allows the event or 410 Expired; etcd drops the previous value
+// of an event whose previous revision is compacted (etcd-io/etcd#10681)
+// and kube-apiserver refuses such events since kubernetes/kubernetes#76675.
+var knownKubeFailures = map[bool]map[string]string{
+	false: {
+		"kube-watch/compaction-edge@configmaps":   "PrevKv=nil",
+		"kube-watch/compaction-edge@vigilobjects": "PrevKv=nil",
+	},
+}
+
 // Every Kubernetes probe passes on kube-apiserver, with its watch cache
-// and without: the expectations are the API's contract.
-func TestKubeProbesPassOnKubeAPIServer(t *testing.T) {
+// and without, but for the known failures above (which must still fail:
+// the day they pass, the README's matrix is out of date). The two modes'
+// transcripts agree wherever the contract leaves the server no choice.
+func TestKubeProbesOnKubeAPIServer(t *testing.T) {
+	results := map[bool][]Result{}
 	for _, cache := range []bool{true, false} {
 		t.Run(fmt.Sprintf("watch-cache=%v", cache), func(t *testing.T) {
 			cfg := startKube(t, cache)
@@ -53,8 +71,16 @@ func TestKubeProbesPassOnKubeAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			results[cache] = res
+			if len(res) < 50 {
+				t.Errorf("%d probes; the suite has at least 50", len(res))
+			}
 			for _, r := range res {
-				if r.Verdict != Pass {
+				want, known := knownKubeFailures[cache][r.Name]
+				switch {
+				case known && (r.Verdict != Fail || !strings.Contains(r.Failure, want)):
+					t.Errorf("%s: %s, where the known failure (%q) was expected: %s%s", r.Name, r.Verdict, want, r.Reason, r.Failure)
+				case !known && r.Verdict != Pass:
 					t.Errorf("%s: %s %s%s", r.Name, r.Verdict, r.Reason, r.Failure)
 					for _, s := range r.Transcript {
 						t.Logf("   %s", stepText(s))
@@ -63,5 +89,13 @@ func TestKubeProbesPassOnKubeAPIServer(t *testing.T) {
 			}
 			t.Logf("%d probes in %s", len(res), time.Since(begin).Round(time.Millisecond))
 		})
+	}
+	if len(results[true]) == 0 || len(results[false]) == 0 {
+		return
+	}
+	for _, r := range CompareWithReference(results[false], results[true]) {
+		if r.Verdict == Differs {
+			t.Errorf("%s: the transcripts with and without the watch cache differ:\n  %s", r.Name, strings.Join(r.Diff, "\n  "))
+		}
 	}
 }
