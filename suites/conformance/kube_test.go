@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +98,63 @@ func TestKubeProbesOnKubeAPIServer(t *testing.T) {
 	for _, r := range CompareWithReference(results[false], results[true]) {
 		if r.Verdict == Differs {
 			t.Errorf("%s: the transcripts with and without the watch cache differ:\n  %s", r.Name, strings.Join(r.Diff, "\n  "))
+		}
+	}
+}
+
+// A Kubernetes probe's reproduction is a Go program that builds and, run
+// against a real kube-apiserver, replays the probe in a namespace of its
+// own: the conditional writes go through with the resourceVersions it
+// learned, the watch delivers the same events.
+func TestKubeReproductionBuildsAndReplays(t *testing.T) {
+	cfg := startKube(t, true)
+	cfg.Only = []string{"kube-write/delete-precondition-rv@configmaps", "kube-watch/label-selector@configmaps", "kube-list/paging@vigilobjects"}
+	res, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 {
+		t.Fatalf("%d results", len(res))
+	}
+	wd, _ := os.Getwd()
+	dir, err := os.MkdirTemp(filepath.Join(wd, "..", ".."), ".repro-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for i, r := range res {
+		src := r.Reproduction()
+		sub := filepath.Join(dir, string(rune('a'+i)))
+		os.MkdirAll(sub, 0o755)
+		if err := os.WriteFile(filepath.Join(sub, "main.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(sub, "repro")
+		build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir)+"/"+filepath.Base(sub))
+		build.Dir = filepath.Dir(dir)
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("%s: the reproduction does not build: %v\n%s\n%s", r.Name, err, out, src)
+		}
+		run := exec.Command(bin, "-server", cfg.Server.Server, "-token", cfg.Server.Token, "-ca-file", cfg.Server.CAFile)
+		out, err := run.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: the reproduction failed: %v\n%s", r.Name, err, out)
+		}
+		text := string(out)
+		want := map[string][]string{
+			// The stale precondition is refused and the fresh one (learned
+			// from this server's update) accepted.
+			"kube-write/delete-precondition-rv@configmaps": {"-> HTTP 409", "DELETE /api/v1/namespaces/vigil-repro-", "-> HTTP 200 {\"kind\":\"Status\""},
+			"kube-watch/label-selector@configmaps":         {`"type":"ADDED"`, `"type":"DELETED"`, `"type":"MODIFIED"`},
+			"kube-list/paging@vigilobjects":               {`"remainingItemCount":3`, `"remainingItemCount":1`},
+		}[r.Name]
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: the replay lacks %q:\n%s", r.Name, w, text)
+			}
+		}
+		if strings.Contains(text, "no answer") || strings.Contains(text, "nothing within") {
+			t.Errorf("%s: the replay lost a step:\n%s", r.Name, text)
 		}
 	}
 }
