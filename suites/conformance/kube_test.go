@@ -146,7 +146,7 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 			// from this server's update) accepted.
 			"kube-write/delete-precondition-rv@configmaps": {"-> HTTP 409", "DELETE /api/v1/namespaces/vigil-repro-", "-> HTTP 200 {\"kind\":\"Status\""},
 			"kube-watch/label-selector@configmaps":         {`"type":"ADDED"`, `"type":"DELETED"`, `"type":"MODIFIED"`},
-			"kube-list/paging@vigilobjects":               {`"remainingItemCount":3`, `"remainingItemCount":1`},
+			"kube-list/paging@vigilobjects":                {`"remainingItemCount":3`, `"remainingItemCount":1`},
 		}[r.Name]
 		for _, w := range want {
 			if !strings.Contains(text, w) {
