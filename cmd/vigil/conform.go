@@ -11,21 +11,33 @@ import (
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/suites/conformance"
+	"github.com/vigil-suite/vigil/targets/kube"
 )
 
 // cmdConform is `vigil conform`: the deterministic probes against a
-// target, compared with a reference etcd vigil starts itself.
+// target, compared with a reference server vigil starts itself.
 func cmdConform(args []string) (int, error) {
 	fs := flag.NewFlagSet("vigil conform", flag.ContinueOnError)
-	target := fs.String("target", "etcd", "API family: etcd (the Kubernetes probes are not built yet)")
-	endpoints := fs.String("endpoints", "", "client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
-	etcdVersion := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no --endpoints are given")
-	reference := fs.String("reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+") or an etcd version")
-	only := fs.String("only", "", "comma-separated probe names, or areas ending in / (e.g. watch/)")
+	target := fs.String("target", "etcd", "API family: etcd or kube")
+	endpoints := fs.String("endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
+	etcdVersion := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
+	reference := fs.String("reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
+	only := fs.String("only", "", "comma-separated probe names, areas ending in / (e.g. watch/), or Kubernetes behaviours ending in @ (every resource)")
 	out := fs.String("out", "", "output dir (default runs/conform-<timestamp>)")
 	list := fs.Bool("list", false, "list the probes and exit")
 	repro := fs.String("repro", "", "run this one probe against the target and print a standalone Go program that reproduces it")
+	var k conformKube
+	fs.StringVar(&k.server, "server", "", "--target kube: URL of a Kubernetes API server you run (default: one vigil starts over etcd)")
+	fs.StringVar(&k.token, "token", "", "--target kube: bearer token for --server")
+	fs.StringVar(&k.caFile, "ca-file", "", "--target kube: PEM file of the CA that signed --server's certificate")
+	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "--target kube: do not verify --server's certificate")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server, CA and credentials from this kubeconfig")
+	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of its current one")
+	fs.StringVar(&k.version, "kube-version", binaries.DefaultKubeVersion, "--target kube: Kubernetes version whose kube-apiserver vigil starts when no --server is given")
+	fs.BoolVar(&k.watchCache, "watch-cache", true, "--target kube: run the kube-apiserver vigil starts (target and reference) with its watch cache")
+	fs.StringVar(&k.resources, "resource", "all", "--target kube: configmaps, crd (vigilobjects.vigil.dev) or all")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return exitPass, nil
@@ -35,13 +47,41 @@ func cmdConform(args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return exitSetup, usageError("vigil conform takes no arguments, got %q", fs.Args())
 	}
-	if *target != "etcd" {
-		return exitSetup, usageError("--target %s: only the etcd probes exist so far", *target)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var names []string
+	switch *target {
+	case "etcd":
+		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
+			if set[f] {
+				return exitSetup, usageError("--%s goes with --target kube", f)
+			}
+		}
+		for _, p := range conformance.EtcdProbes() {
+			names = append(names, p.Name)
+		}
+	case "kube":
+		if set["endpoints"] {
+			return exitSetup, usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+		}
+		if err := k.check(); err != nil {
+			return exitSetup, err
+		}
+		names = conformance.KubeProbeNames(k.res)
+	default:
+		return exitSetup, usageError("--target %q: etcd or kube", *target)
 	}
-	probes := conformance.EtcdProbes()
 	if *list {
-		for _, p := range probes {
-			fmt.Printf("%-42s %s\n", p.Name, p.Title)
+		titles := map[string]string{}
+		for _, p := range conformance.EtcdProbes() {
+			titles[p.Name] = p.Title
+		}
+		for _, p := range conformance.KubeProbes() {
+			titles[p.Name] = p.Title
+		}
+		for _, n := range names {
+			behaviour, _, _ := strings.Cut(n, "@")
+			fmt.Printf("%-50s %s\n", n, titles[behaviour])
 		}
 		return exitPass, nil
 	}
@@ -54,7 +94,7 @@ func cmdConform(args []string) (int, error) {
 	if *repro != "" {
 		onlyList, *reference = []string{*repro}, "none"
 	}
-	if err := checkOnly(onlyList, probes); err != nil {
+	if err := checkOnly(onlyList, names); err != nil {
 		return exitSetup, err
 	}
 	ctx, done, err := startOutput(out, "conform")
@@ -63,51 +103,27 @@ func cmdConform(args []string) (int, error) {
 	}
 	defer done()
 
-	eps := strings.Split(*endpoints, ",")
-	targetName := "server at " + *endpoints
-	if *endpoints == "" {
-		var stopTarget func()
-		var err error
-		eps, stopTarget, err = startConformEtcd(ctx, *etcdVersion, filepath.Join(*out, "target"))
-		if err != nil {
-			return exitSetup, setupError(err)
-		}
-		defer stopTarget()
-		targetName = "etcd " + *etcdVersion + " started by vigil"
+	var results []conformance.Result
+	var targetName, refName string
+	if *target == "kube" {
+		results, targetName, refName, err = k.run(ctx, *out, *etcdVersion, *reference, onlyList)
+	} else {
+		results, targetName, refName, err = conformEtcd(ctx, *out, *endpoints, *etcdVersion, *reference, onlyList)
 	}
-	cfg := conformance.EtcdConfig{Endpoints: eps, Only: onlyList}
-	begin := time.Now()
-	results, err := conformance.RunEtcdProbes(ctx, cfg, probes)
 	if err != nil {
-		return exitSetup, setupError(err)
+		return exitSetup, err
 	}
-	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
-
 	if *repro != "" {
-		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (go run . -endpoint HOST:PORT)\n", *repro, results[0].Verdict)
+		if len(results) == 0 {
+			return exitSetup, usageError("--repro %s: no such probe ran", *repro)
+		}
+		how := "go run . -endpoint HOST:PORT"
+		if *target == "kube" {
+			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", *repro, results[0].Verdict, how)
 		fmt.Print(results[0].Reproduction())
 		return exitPass, nil
-	}
-	refName := ""
-	if *reference != "none" {
-		v := *reference
-		if v == "default" {
-			v = binaries.DefaultEtcdVersion
-			if reported := conformance.ServerVersion(ctx, eps[0]); reported != "" {
-				v = "v" + strings.TrimPrefix(reported, "v")
-			}
-		}
-		refEps, stopRef, err := startConformEtcd(ctx, v, filepath.Join(*out, "reference"))
-		if err != nil {
-			return exitSetup, setupError(fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err))
-		}
-		ref, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: refEps, Only: onlyList}, probes)
-		stopRef()
-		if err != nil {
-			return exitSetup, setupError(err)
-		}
-		results = conformance.CompareWithReference(results, ref)
-		refName = "etcd " + v + " started by vigil"
 	}
 	rep := conformance.NewReport(targetName, refName, results)
 	if err := rep.Write(*out); err != nil {
@@ -124,12 +140,163 @@ func cmdConform(args []string) (int, error) {
 	return exitPass, nil
 }
 
+// conformEtcd runs the etcd probes against the target (one vigil starts
+// if no endpoints are given) and, unless reference is none, against a
+// reference etcd, marking where the transcripts differ.
+func conformEtcd(ctx context.Context, out, endpoints, etcdVersion, reference string, only []string) (results []conformance.Result, targetName, refName string, err error) {
+	probes := conformance.EtcdProbes()
+	eps := strings.Split(endpoints, ",")
+	targetName = "server at " + endpoints
+	if endpoints == "" {
+		var stopTarget func()
+		eps, stopTarget, err = startConformEtcd(ctx, etcdVersion, filepath.Join(out, "target"))
+		if err != nil {
+			return nil, "", "", setupError(err)
+		}
+		defer stopTarget()
+		targetName = "etcd " + etcdVersion + " started by vigil"
+	}
+	begin := time.Now()
+	results, err = conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only}, probes)
+	if err != nil {
+		return nil, "", "", setupError(err)
+	}
+	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
+	if reference == "none" {
+		return results, targetName, "", nil
+	}
+	v := reference
+	if v == "default" {
+		v = binaries.DefaultEtcdVersion
+		if reported := conformance.ServerVersion(ctx, eps[0]); reported != "" {
+			v = "v" + strings.TrimPrefix(reported, "v")
+		}
+	}
+	refEps, stopRef, err := startConformEtcd(ctx, v, filepath.Join(out, "reference"))
+	if err != nil {
+		return nil, "", "", setupError(fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err))
+	}
+	ref, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: refEps, Only: only}, probes)
+	stopRef()
+	if err != nil {
+		return nil, "", "", setupError(err)
+	}
+	return conformance.CompareWithReference(results, ref), targetName, "etcd " + v + " started by vigil", nil
+}
+
+// conformKube holds `vigil conform --target kube`'s flags.
+type conformKube struct {
+	server, token, caFile, kubeconfig, context, version, resources string
+	insecure, watchCache                                           bool
+	res                                                            []kube.Resource
+	external                                                       *kube.Config
+}
+
+func (k *conformKube) check() error {
+	switch k.resources {
+	case "all", "":
+		k.res = []kube.Resource{kube.ConfigMaps, kube.VigilObjects}
+	default:
+		r, ok := kube.ResourceNamed(k.resources)
+		if !ok {
+			return usageError("--resource %q: configmaps, crd or all", k.resources)
+		}
+		k.res = []kube.Resource{r}
+	}
+	switch {
+	case k.server != "" && k.kubeconfig != "":
+		return usageError("--server and --kubeconfig exclude each other")
+	case k.context != "" && k.kubeconfig == "":
+		return usageError("--context needs --kubeconfig")
+	case k.server == "" && (k.token != "" || k.caFile != "" || k.insecure):
+		return usageError("--token, --ca-file and --insecure-skip-tls-verify go with --server")
+	case k.server != "":
+		k.external = &kube.Config{Server: k.server, Token: k.token, CAFile: k.caFile, Insecure: k.insecure}
+	case k.kubeconfig != "":
+		cfg, err := kube.LoadKubeconfig(k.kubeconfig, k.context)
+		if err != nil {
+			return usageError("--kubeconfig: %v", err)
+		}
+		k.external = &cfg
+	}
+	return nil
+}
+
+// run runs the Kubernetes probes against the target (one vigil starts if
+// none is given) and the reference kube-apiserver.
+func (k *conformKube) run(ctx context.Context, out, etcdVersion, reference string, only []string) (results []conformance.Result, targetName, refName string, err error) {
+	cfg := conformance.KubeConfig{Resources: k.res, Only: only}
+	cache := fmt.Sprintf("watch cache %s", map[bool]string{true: "on", false: "off"}[k.watchCache])
+	if k.external != nil {
+		cfg.Server = *k.external
+		targetName = "Kubernetes API server at " + k.external.Server
+	} else {
+		srv, compact, stop, err := startConformKube(ctx, etcdVersion, k.version, k.watchCache, filepath.Join(out, "target"))
+		if err != nil {
+			return nil, "", "", setupError(err)
+		}
+		defer stop()
+		cfg.Server, cfg.Compact = srv, compact
+		targetName = fmt.Sprintf("kube-apiserver %s (%s) over etcd %s, started by vigil", k.version, cache, etcdVersion)
+	}
+	begin := time.Now()
+	results, err = conformance.RunKubeProbes(ctx, cfg, conformance.KubeProbes())
+	if err != nil {
+		return nil, "", "", setupError(err)
+	}
+	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
+	if reference == "none" {
+		return results, targetName, "", nil
+	}
+	v := reference
+	if v == "default" {
+		v = binaries.DefaultKubeVersion
+	}
+	srv, compact, stop, err := startConformKube(ctx, etcdVersion, v, k.watchCache, filepath.Join(out, "reference"))
+	if err != nil {
+		return nil, "", "", setupError(fmt.Errorf("starting the reference kube-apiserver %s (--reference none skips it): %w", v, err))
+	}
+	ref, err := conformance.RunKubeProbes(ctx, conformance.KubeConfig{Server: srv, Compact: compact, Resources: k.res, Only: only}, conformance.KubeProbes())
+	stop()
+	if err != nil {
+		return nil, "", "", setupError(err)
+	}
+	refName = fmt.Sprintf("kube-apiserver %s (%s) over etcd %s, started by vigil", v, cache, etcdVersion)
+	return conformance.CompareWithReference(results, ref), targetName, refName, nil
+}
+
+// startConformKube builds (if needed) and starts a 1-member etcd with one
+// kube-apiserver over it in dir; compact compacts that etcd.
+func startConformKube(ctx context.Context, etcdVersion, kubeVersion string, watchCache bool, dir string) (kube.Config, func(context.Context, int64) error, func(), error) {
+	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: etcdVersion, Progress: os.Stderr})
+	if err != nil {
+		return kube.Config{}, nil, nil, err
+	}
+	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: kubeVersion, Progress: os.Stderr})
+	if err != nil {
+		return kube.Config{}, nil, nil, err
+	}
+	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: dir,
+		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: etcdVersion},
+		APIServers: kubeapiserver.Config{Binary: kubeBin, Version: kubeVersion, DisableWatchCache: !watchCache}})
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	fmt.Fprintf(os.Stderr, "starting etcd %s and kube-apiserver %s in %s\n", etcdVersion, kubeVersion, dir)
+	if err := fx.Start(sctx); err != nil {
+		fx.Stop()
+		return kube.Config{}, nil, nil, err
+	}
+	s := fx.Servers()
+	srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
+	return srv, conformance.EtcdCompactor(fx.Endpoints()), func() { fx.Stop() }, nil
+}
+
 // checkOnly refuses a --only entry that names no probe.
-func checkOnly(only []string, probes []conformance.EtcdProbe) error {
+func checkOnly(only []string, names []string) error {
 	for _, o := range only {
 		found := false
-		for _, p := range probes {
-			if p.Name == o || strings.HasSuffix(o, "/") && strings.HasPrefix(p.Name, o) {
+		for _, n := range names {
+			if n == o || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(n, o) {
 				found = true
 				break
 			}

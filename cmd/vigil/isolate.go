@@ -21,7 +21,11 @@ func isolateHints(r reports.Result) {
 			continue
 		}
 		if probes := conformance.ProbesFor(c.Name); len(probes) > 0 {
-			fmt.Printf("%s failed: run `vigil conform --only %s` to isolate it\n", c.Name, strings.Join(probes, ","))
+			target := ""
+			if strings.HasPrefix(c.Name, "kube/") {
+				target = "--target kube "
+			}
+			fmt.Printf("%s failed: run `vigil conform %s--only %s` to isolate it\n", c.Name, target, strings.Join(probes, ","))
 		}
 	}
 }

@@ -107,7 +107,7 @@ func selected(name string, only []string) bool {
 		return true
 	}
 	return slices.ContainsFunc(only, func(o string) bool {
-		return o == name || strings.HasSuffix(o, "/") && strings.HasPrefix(name, o)
+		return o == name || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(name, o)
 	})
 }
 

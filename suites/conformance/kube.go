@@ -247,12 +247,14 @@ func (k *K) Compact(rv string) {
 	if k.cfg.Compact == nil {
 		k.Skip("needs the storage compacted, which vigil does only for a server it started")
 	}
-	at, note := int64(0), "the server's storage (etcd) compacted at its current revision, outside the Kubernetes API"
+	at, q := int64(0), url.Values{}
 	if rv != "" {
-		at, note = k.RVNum(rv), "the server's storage (etcd) compacted at the revision of resourceVersion "+rv+", outside the Kubernetes API"
+		at = k.RVNum(rv)
+		q.Set("resourceVersion", rv)
 	}
 	k.Expect(k.cfg.Compact(k.Ctx, at)).To(gomega.Succeed(), "compacting the storage")
-	k.rec.add(kubeStep{call: "COMPACT", note: note})
+	k.rec.add(kubeStep{call: "COMPACT", method: "etcd", query: q,
+		note: "the server's storage (etcd) compacted, outside the Kubernetes API, at the revision of resourceVersion (or, without one, at its current revision)"})
 }
 
 // KWatch is one open watch of a probe.

@@ -157,10 +157,14 @@ func main() {
 	for i, s := range steps {
 		name, part, _ := strings.Cut(s.Call, ".")
 		switch {
-		case s.Note != "" && s.Method == "":
+		case s.Note != "":
 			fmt.Printf("\n#%d %s: %s\n", i+1, s.Call, s.Note)
 			if s.Call == "COMPACT" {
-				fmt.Println("   (do it yourself now, e.g. etcdctl compact $(etcdctl endpoint status -w json | jq '.[0].Status.header.revision'), then press Enter)")
+				at := "$(etcdctl endpoint status -w json | jq '.[0].Status.header.revision')"
+				if rv := s.Query["resourceVersion"]; rv != "" {
+					at = subst(rv)
+				}
+				fmt.Printf("   do it now on the server's etcd: etcdctl compact %s; then press Enter\n", at)
 				bufio.NewReader(os.Stdin).ReadString('\n')
 			}
 		case strings.HasSuffix(s.Call, " open"):

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +18,9 @@ import (
 type Report struct {
 	Format int `json:"format"`
 	// Target and Reference describe the servers ("etcd v3.6.16 at ...").
-	Target    string   `json:"target"`
+	Target string `json:"target"`
+	// Family is the API: "etcd" or "kube".
+	Family    string   `json:"family"`
 	Reference string   `json:"reference,omitempty"`
 	Results   []Result `json:"results"`
 	// Counts per verdict.
@@ -26,9 +29,12 @@ type Report struct {
 
 // NewReport counts the verdicts.
 func NewReport(target, reference string, results []Result) Report {
-	r := Report{Format: 1, Target: target, Reference: reference, Results: results, Counts: map[Verdict]int{}}
+	r := Report{Format: 1, Target: target, Family: "etcd", Reference: reference, Results: results, Counts: map[Verdict]int{}}
 	for _, x := range results {
 		r.Counts[x.Verdict]++
+		if x.kubeRepro != nil {
+			r.Family = "kube"
+		}
 	}
 	return r
 }
@@ -97,7 +103,11 @@ func (r Report) Table(w io.Writer) {
 		for _, s := range x.Transcript {
 			fmt.Fprintf(w, "    %s\n", stepText(s))
 		}
-		fmt.Fprintf(w, "  reproduce: vigil conform --only %s; a standalone Go program: vigil conform --repro %s\n", x.Name, x.Name)
+		flag := ""
+		if r.Family == "kube" {
+			flag = "--target kube "
+		}
+		fmt.Fprintf(w, "  reproduce: vigil conform %s--only %s; a standalone Go program: vigil conform %s--repro %s\n", flag, x.Name, flag, x.Name)
 	}
 	var unsupported []string
 	for _, x := range r.Results {
@@ -147,14 +157,18 @@ func (r Report) Write(dir string) error {
 }
 
 // ProbesFor lists the probes that isolate a chaos-run check, for the hint
-// a failed run prints.
+// a failed run prints: etcd probes by name, Kubernetes probes by their
+// behaviour's prefix (every resource).
 func ProbesFor(check string) []string {
 	var out []string
 	for _, p := range EtcdProbes() {
-		for _, c := range p.Checks {
-			if c == check {
-				out = append(out, p.Name)
-			}
+		if slices.Contains(p.Checks, check) {
+			out = append(out, p.Name)
+		}
+	}
+	for _, p := range KubeProbes() {
+		if slices.Contains(p.Checks, check) {
+			out = append(out, p.Name+"@")
 		}
 	}
 	return out
