@@ -21,6 +21,26 @@ func RunEtcd(t *testing.T, cfg EtcdConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	subtests(t, results)
+}
+
+// RunKube runs every Kubernetes probe against cfg.Server (on ConfigMaps
+// and vigil's custom resource, unless cfg.Resources says otherwise) as
+// subtests of t, as RunEtcd does for etcd:
+//
+//	conformance.RunKube(t, conformance.KubeConfig{Server: kube.Config{
+//		Server: "https://127.0.0.1:6443", Token: token, CAFile: "ca.pem"}})
+func RunKube(t *testing.T, cfg KubeConfig) {
+	t.Helper()
+	results, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	subtests(t, results)
+}
+
+func subtests(t *testing.T, results []Result) {
+	t.Helper()
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {
 			switch r.Verdict {

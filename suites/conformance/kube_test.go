@@ -158,3 +158,12 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 		}
 	}
 }
+
+// A project gates its own Kubernetes-API server on the probes with
+// RunKube: each probe a subtest (here a family of them, against a real
+// kube-apiserver).
+func TestRunKubeAsACIGate(t *testing.T) {
+	cfg := startKube(t, true)
+	cfg.Only = []string{"kube-write/"}
+	RunKube(t, cfg)
+}
