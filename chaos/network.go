@@ -7,6 +7,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos/proxy"
 	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/history"
 )
 
 // partition cuts peer links so that members fall into groups. Each kind
@@ -20,7 +21,14 @@ type partition struct {
 	cuts func(ms []string, leader string) [][2]string
 	// needsLeader: the cut depends on who leads.
 	needsLeader bool
+	// healAfter, if > 0: healing waits (at most healWait) until the
+	// cluster has moved this many revisions past the cut, so that the
+	// cut-off member is far behind when it comes back.
+	healAfter int64
 }
+
+// healWait bounds how long a healAfter partition waits to heal.
+const healWait = 20 * time.Second
 
 func (p partition) Name() string     { return p.name }
 func (p partition) Describe() string { return p.describe }
@@ -41,6 +49,12 @@ func (p partition) Inject(ctx context.Context, env *Env, pick uint32) (Injected,
 	}
 	cuts := p.cuts(ms, leader)
 	in := Injected{Details: map[string]string{}, Heal: func(context.Context) error { return env.Links.Heal() }}
+	if p.healAfter > 0 {
+		in.Heal = func(ctx context.Context) error {
+			waitRevisions(ctx, env, p.healAfter)
+			return env.Links.Heal()
+		}
+	}
 	hit := map[string]bool{}
 	for _, c := range cuts {
 		if err := env.Links.CutPeer(c[0], c[1]); err != nil {
@@ -56,6 +70,31 @@ func (p partition) Inject(ctx context.Context, env *Env, pick uint32) (Injected,
 		}
 	}
 	return in, nil
+}
+
+// waitRevisions waits until the store revision (asked through the run's
+// recorded client) has grown by n, at most healWait; it gives up quietly
+// when the cluster does not answer (the history tells).
+func waitRevisions(ctx context.Context, env *Env, n int64) {
+	if env.Do == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, healWait)
+	defer cancel()
+	start := int64(0)
+	for ctx.Err() == nil {
+		if resp, err := env.Do(ctx, history.Request{Kind: history.OpStatus}); err == nil {
+			if start == 0 {
+				start = resp.Revision
+			} else if resp.Revision >= start+n {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func rotated(members []fixtures.Member, pick uint32) []string {
@@ -144,6 +183,10 @@ func init() {
 	}
 	register(isolate("isolate-leader", aimLeader))
 	register(isolate("isolate-follower", aimFollower))
+	untilSnapshot := isolate("isolate-follower-until-snapshot", aimFollower)
+	untilSnapshot.healAfter = 500
+	untilSnapshot.describe = "cut every peer link of a follower, both ways, and heal only once the cluster has moved 500 revisions on (at most 20 s): with a small --snapshot-count and --snapshot-catchup-entries the leader must then send it a snapshot"
+	register(untilSnapshot)
 	register(partition{name: "split-minority", members: 3,
 		describe: "split the members into a minority and a majority that cannot reach each other",
 		cuts: func(ms []string, _ string) [][2]string {

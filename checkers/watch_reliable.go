@@ -105,8 +105,9 @@ func coversAny(w *history.WatchStream, cs []change) bool {
 // revision a watch observed, it delivered every change in its range (and
 // passing its filters) that an acknowledged write proves committed. A
 // watch still open when the final write was acknowledged, not ended by the
-// server, and covering the final write, must have reached it: its last
-// revision is raised to the final write's.
+// server, covering the final write and not closed by the client to be
+// resumed by another watch (whose chain watch/liveness follows), must have
+// reached it: its last revision is raised to the final write's.
 func CheckWatchReliable(h *history.History, cfg Config) Result {
 	col := newCollector(cfg)
 	changes := committedChanges(h)
@@ -118,11 +119,21 @@ func CheckWatchReliable(h *history.History, cfg Config) Result {
 	if len(changes) == 0 {
 		return skipped(NameWatchReliable, "no acknowledged write proves a committed change", figures)
 	}
+	resumed := map[int64]bool{}
+	for _, w := range h.Watches {
+		if w.Resumes != 0 {
+			resumed[w.Resumes] = true
+		}
+	}
 	judged, expected := 0, 0
 	for _, w := range h.Watches {
 		win := observedWindow(w)
 		extended := false
-		if hasMark && openAtMark(w, mark) && !endedByServer(w) && coversAny(w, finals) && win.last < mark.Revision {
+		// A watch the client closed to resume elsewhere owed the final
+		// write no more than its closing time allowed: the resuming watch
+		// carries the obligation on.
+		handedOn := resumed[w.ID] && w.End != nil && w.End.Reason == history.EndClient
+		if hasMark && openAtMark(w, mark) && !endedByServer(w) && !handedOn && coversAny(w, finals) && win.last < mark.Revision {
 			if !win.ok {
 				win.first, win.ok = declaredStart(w), true
 			}

@@ -164,6 +164,30 @@ func TestWatchReliable(t *testing.T) {
 				b.events(w, 35, all[1])
 				b.end(w, 90, history.EndClient)
 			}},
+		{name: "watch/reliable - watch closed by the client after the final write and resumed elsewhere - pass", want: Pass,
+			build: func(b *hb) {
+				writes(b)
+				w := b.watch(1, 9, 0, prefixWatch())
+				b.events(w, 15, all[0])
+				b.events(w, 35, all[1])
+				b.end(w, 80, history.EndClient)
+				b.h.Add(history.Record{Watch: &history.Watch{ID: 2, Client: 9, Call: 81, Resumes: 1,
+					Request: history.WatchRequest{Key: testPrefix, End: "/p0", StartRevision: 13}}})
+				b.events(2, 85, all[2], all[3])
+				b.end(2, 90, history.EndClient)
+			}},
+		{name: "watch/reliable - watch closed by the client after the final write, resumed, but missed a change before - fail", want: Fail,
+			watch: 1, rev: 12, key: "b", msg: "committed by operation 2", build: func(b *hb) {
+				writes(b)
+				w := b.watch(1, 9, 0, prefixWatch())
+				b.events(w, 15, all[0])
+				b.events(w, 55, all[2])
+				b.end(w, 80, history.EndClient)
+				b.h.Add(history.Record{Watch: &history.Watch{ID: 2, Client: 9, Call: 81, Resumes: 1,
+					Request: history.WatchRequest{Key: testPrefix, End: "/p0", StartRevision: 14}}})
+				b.events(2, 85, all[3])
+				b.end(2, 90, history.EndClient)
+			}},
 		{name: "watch/reliable - watch open at the final write observed nothing - fail", want: Fail, watch: 1, rev: 11, key: "a",
 			msg: "no event at all", build: func(b *hb) {
 				writes(b)

@@ -189,10 +189,14 @@ func Catalogue() []Bug {
 		},
 		{
 			Number: 18089, Title: "a watch drops an event when a compaction lands on a delete",
-			Affected: "v3.5.14", Fixed: "v3.5.15",
-			Checks: []string{"watch/reliable", "watch/agreement"},
+			Affected: "v3.5.15", Fixed: "v3.5.16",
+			// The symptom: a watch started at the compaction revision
+			// skips the DELETE committed there (its tombstone was
+			// compacted away), which is watch/resumable's guarantee.
+			Checks: []string{"watch/resumable", "watch/reliable", "watch/agreement"},
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
-				Watchers: 16, Faults: []string{"failpoint-sleep:beforeSendWatchResponse@random=100ms"}, FaultInterval: 2 * time.Second,
+				// etcd's scenario sleeps 1 s before a watch response.
+				Watchers: 16, Faults: []string{"failpoint-sleep:beforeSendWatchResponse@random=1s"}, FaultInterval: 2 * time.Second,
 				Attempt: 12 * time.Second, Attempts: 5,
 				// As etcd's own reproduction: a failpoint before each watch
 				// response is sent (etcd 3.6 has it; 3.5 gets it by patch).
@@ -202,8 +206,8 @@ func Catalogue() []Bug {
 			Sources: []string{"etcd tests/robustness/README.md (track record: #18089)",
 				"etcd tests/robustness scenarios: Issue18089 = delete traffic, compaction every 100 ms, a sleep before each watch response (failpoint beforeSendWatchResponse, added to 3.5 by a patch)",
 				"etcd tests/robustness/patches/beforeSendWatchResponse: the failpoint's place in the watch server's send loop (etcd v3.6.16 has it there natively)",
-				"etcd CHANGELOG-3.5.md v3.5.15: fix of a watch event lost after compaction"},
-			Notes: "an earlier recipe without the patch (vigil's proxy holding watch responses instead) found only #19179's symptom on v3.5.14 and v3.5.15",
+				"etcd CHANGELOG-3.5.md v3.5.16: keep the tombstone during compaction if it happens to be the compaction revision (PR #18474, the fix of #18089: etcd commit 8db31b666 'CHANGELOG: update changes for issue 18089'); so v3.5.15 is the last affected 3.5 release"},
+			Notes: "an earlier entry named v3.5.14/v3.5.15 as affected/fixed, which the CHANGELOG contradicts; an earlier recipe without the patch (vigil's proxy holding watch responses instead) found only #19179's symptom on v3.5.14 and v3.5.15",
 		},
 		{
 			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",
