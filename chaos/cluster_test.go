@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
@@ -20,6 +22,7 @@ type testCluster struct {
 	failpoints bool      // the failpoint build of the default etcd
 	proxied    bool      // behind vigil's proxies (a ProxyNet)
 	net        *NetnsNet // in network namespaces, if set
+	settings   fixtures.EtcdSettings
 }
 
 // start brings up a real cluster and the Env injectors act on: processes,
@@ -36,7 +39,7 @@ func (tc testCluster) start(t *testing.T) (*etcdproc.Cluster, *Env, *clientv3.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := etcdproc.Config{Binary: bin, Members: tc.members, Dir: t.TempDir()}
+	cfg := etcdproc.Config{Binary: bin, Members: tc.members, Dir: t.TempDir(), Settings: tc.settings, Version: binaries.DefaultEtcdVersion}
 	var links Links
 	switch {
 	case tc.net != nil:
@@ -71,6 +74,16 @@ func (tc testCluster) start(t *testing.T) (*etcdproc.Cluster, *Env, *clientv3.Cl
 			return &history.Response{}, err
 		}
 		return nil, nil
+	}
+	env.DoOn = func(ctx context.Context, member string, req history.Request) (*history.Response, error) {
+		if req.Kind != history.OpStatus {
+			return nil, fmt.Errorf("the test cluster sends only Status to one member")
+		}
+		st, err := cli.Status(ctx, endpointOf(c, member))
+		if err != nil {
+			return nil, err
+		}
+		return &history.Response{Revision: st.Header.Revision}, nil
 	}
 	return c, env, cli
 }

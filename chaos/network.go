@@ -49,12 +49,6 @@ func (p partition) Inject(ctx context.Context, env *Env, pick uint32) (Injected,
 	}
 	cuts := p.cuts(ms, leader)
 	in := Injected{Details: map[string]string{}, Heal: func(context.Context) error { return env.Links.Heal() }}
-	if p.healAfter > 0 {
-		in.Heal = func(ctx context.Context) error {
-			waitRevisions(ctx, env, p.healAfter)
-			return env.Links.Heal()
-		}
-	}
 	hit := map[string]bool{}
 	for _, c := range cuts {
 		if err := env.Links.CutPeer(c[0], c[1]); err != nil {
@@ -69,24 +63,64 @@ func (p partition) Inject(ctx context.Context, env *Env, pick uint32) (Injected,
 			in.Targets = append(in.Targets, m)
 		}
 	}
+	if p.healAfter > 0 {
+		// Count revisions on the members still in touch with each other:
+		// the cut-off one (in the most cuts) no longer moves.
+		n := map[string]int{}
+		for _, c := range cuts {
+			n[c[0]]++
+			n[c[1]]++
+		}
+		cutOff := ms[0]
+		for _, m := range ms {
+			if n[m] > n[cutOff] {
+				cutOff = m
+			}
+		}
+		ask := without(ms, cutOff)
+		in.Details["heals after"] = fmt.Sprintf("%d revisions on %v", p.healAfter, ask)
+		in.Heal = func(ctx context.Context) error {
+			waitRevisions(ctx, env, p.healAfter, ask)
+			return env.Links.Heal()
+		}
+	}
 	return in, nil
 }
 
-// waitRevisions waits until the store revision (asked through the run's
-// recorded client) has grown by n, at most healWait; it gives up quietly
-// when the cluster does not answer (the history tells).
-func waitRevisions(ctx context.Context, env *Env, n int64) {
-	if env.Do == nil {
-		return
+// waitRevisions waits until the store revision, as the members in ask
+// report it (through the run's recorded per-member client, else its
+// recorded client), has grown by n, at most healWait; it gives up quietly
+// when they do not answer (the history tells).
+func waitRevisions(ctx context.Context, env *Env, n int64, ask []string) {
+	status := func(ctx context.Context) int64 {
+		best := int64(0)
+		if env.DoOn != nil {
+			for _, m := range ask {
+				sctx, cancel := context.WithTimeout(ctx, time.Second)
+				if resp, err := env.DoOn(sctx, m, history.Request{Kind: history.OpStatus}); err == nil {
+					best = max(best, resp.Revision)
+				}
+				cancel()
+			}
+			return best
+		}
+		if env.Do != nil {
+			sctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			if resp, err := env.Do(sctx, history.Request{Kind: history.OpStatus}); err == nil {
+				best = resp.Revision
+			}
+		}
+		return best
 	}
 	ctx, cancel := context.WithTimeout(ctx, healWait)
 	defer cancel()
 	start := int64(0)
 	for ctx.Err() == nil {
-		if resp, err := env.Do(ctx, history.Request{Kind: history.OpStatus}); err == nil {
+		if rev := status(ctx); rev > 0 {
 			if start == 0 {
-				start = resp.Revision
-			} else if resp.Revision >= start+n {
+				start = rev
+			} else if rev >= start+n {
 				return
 			}
 		}

@@ -2,10 +2,18 @@ package chaos
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/vigil-suite/vigil/fixtures"
 )
 
 // Clients and peers go through the proxies: every advertised URL is a front.
@@ -105,4 +113,78 @@ func TestPartitionShapes(t *testing.T) {
 	g.Expect(one).To(HaveKey([2]string{"c", "a"}))
 	split := count("split-minority", "")
 	g.Expect(split).To(HaveLen(2 * 2 * 3))
+}
+
+// isolate-follower-until-snapshot heals only once the cluster has moved
+// 500 revisions on; with snapshots every 10 entries and 10 catch-up
+// entries the leader has by then dropped the entries the follower lacks,
+// so the follower comes back through a snapshot (its log says so).
+func TestIsolateFollowerUntilSnapshot(t *testing.T) {
+	g := NewWithT(t)
+	c, env, _ := testCluster{members: 3, proxied: true,
+		settings: fixtures.EtcdSettings{SnapshotCount: 10, SnapshotCatchUpEntries: 10}}.start(t)
+	ctx := context.Background()
+	inj, ok := Lookup("isolate-follower-until-snapshot")
+	g.Expect(ok).To(BeTrue())
+	in, err := inj.Inject(ctx, env, 1)
+	g.Expect(err).NotTo(HaveOccurred())
+	// The cut follower is the target that is not linked to both others'
+	// majority: the one whose every peer link is cut.
+	cut := map[string]int{}
+	for k := range in.Details {
+		var a, b string
+		fmt.Sscanf(strings.ReplaceAll(strings.TrimPrefix(k, "cut "), "->", " "), "%s %s", &a, &b)
+		cut[a]++
+		cut[b]++
+	}
+	var follower string
+	for m, n := range cut {
+		if n == 4 {
+			follower = m
+		}
+	}
+	g.Expect(follower).NotTo(BeEmpty(), "the cut follower among %v", in.Details)
+	// Writes go to the members still in touch, each with a deadline.
+	var others []string
+	for _, m := range c.Members() {
+		if m.Name != follower {
+			others = append(others, m.ClientURL)
+		}
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: others, DialTimeout: time.Second, Logger: zap.NewNop()})
+	g.Expect(err).NotTo(HaveOccurred())
+	defer cli.Close()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 5000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			cli.Put(pctx, fmt.Sprintf("k%d", i%20), "v")
+			cancel()
+		}
+	}()
+	begin := time.Now()
+	g.Expect(in.Heal(ctx)).To(Succeed())
+	g.Expect(time.Since(begin)).To(BeNumerically("<", 25*time.Second))
+	close(stop)
+	<-done
+	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.PID(follower)))
+	g.Expect(err).NotTo(HaveOccurred())
+	var dataDir string
+	args := strings.Split(string(cmd), "\x00")
+	for i, a := range args {
+		if a == "--data-dir" && i+1 < len(args) {
+			dataDir = args[i+1]
+		}
+	}
+	logFile := filepath.Join(filepath.Dir(dataDir), "etcd.log")
+	g.Eventually(func() string {
+		b, _ := os.ReadFile(logFile)
+		return string(b)
+	}, 20*time.Second, 200*time.Millisecond).Should(ContainSubstring("applied snapshot"), "the follower %s caught up without a snapshot (%s)", follower, logFile)
 }

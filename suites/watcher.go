@@ -112,7 +112,9 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 			req.StartRevision = max(1, c-1-int64(wt.rng.IntN(20)))
 		}
 	case startFuture:
-		req.StartRevision = head + int64(5+wt.rng.IntN(25))
+		// 5 to 100 ahead: near enough to be reached within the run,
+		// far enough for a member to restore a snapshot meanwhile.
+		req.StartRevision = head + int64(5+wt.rng.IntN(96))
 	}
 	var resumes int64
 	// Bounded: each iteration opens one watch; a run opens far fewer.
