@@ -11,7 +11,10 @@ import (
 //   - a progress notification at P is at least every earlier progress
 //     notification's revision and every earlier event's revision;
 //   - no event at a revision at or below the highest progress revision
-//     received before it arrives.
+//     received before it arrives;
+//   - no progress notification below the start revision the watch asked
+//     for, less one: it would claim a position the watch never held
+//     (etcd #20221, fixed in v3.4.38, v3.5.22 and v3.6.2).
 //
 // Skipped when no watch received a progress notification.
 func CheckWatchBookmarkable(h *history.History, cfg Config) Result {
@@ -33,6 +36,18 @@ func CheckWatchBookmarkable(h *history.History, cfg Config) Result {
 					judged, counted = judged+1, true
 				}
 				switch {
+				case w.Request.StartRevision > 0 && r.Revision < w.Request.StartRevision-1:
+					// The watch asked to start at S: a notification
+					// claims a position it never held (etcd #20221;
+					// etcd sends none to a watch still ahead of its
+					// store since v3.4.38, v3.5.22 and v3.6.2).
+					col.add(Violation{
+						Guarantee: ErrWatchBookmarkable,
+						Message: fmt.Sprintf("watch %d (client %d) asked to start at revision %d but received a progress notification "+
+							"at revision %d (response %d), below its start", w.ID, w.Client, w.Request.StartRevision, r.Revision, ri),
+						Watch: w.ID, Client: w.Client, Revision: r.Revision,
+						Want: fmt.Sprintf(">= %d", w.Request.StartRevision-1), Got: fmt.Sprint(r.Revision),
+					})
 				case progress != nil && r.Revision < progress.Revision:
 					col.add(Violation{
 						Guarantee: ErrWatchBookmarkable,

@@ -10,13 +10,27 @@ import (
 
 // window is the span of revisions a watch vouches for: from the first one
 // it observed (its first event's revision, or one above its first progress
-// notification) to the last (the highest event or progress revision).
+// notification, but never below the start revision it asked for) to the
+// last (the highest event or progress revision).
 type window struct {
 	first, last int64
 	ok          bool
 }
 
 func observedWindow(w *history.WatchStream) window {
+	win := observedFrom(w)
+	// A progress notification below the start revision (etcd #20221)
+	// vouches for nothing the watch asked for.
+	if s := w.Request.StartRevision; win.ok && win.first < s {
+		win.first = s
+		if win.last < s {
+			win.ok = false
+		}
+	}
+	return win
+}
+
+func observedFrom(w *history.WatchStream) window {
 	var win window
 	for _, r := range w.Responses {
 		if len(r.Events) > 0 {

@@ -211,6 +211,22 @@ func TestWatchReliable(t *testing.T) {
 				b.events(w, 35, putEv("b", "9.9", 12, 12, 1))
 				b.events(w, 55, all[2], all[3])
 			}},
+		{name: "watch/reliable - progress notification below the start revision vouches for nothing before it - pass", want: Pass,
+			build: func(b *hb) {
+				writes(b)
+				w := b.watch(1, 9, 0, history.WatchRequest{Key: testPrefix, End: "/p0", StartRevision: 14})
+				b.progress(w, 12, 10)
+				b.events(w, 65, all[3])
+				b.end(w, 90, history.EndClient)
+			}},
+		{name: "watch/reliable - watch from its start revision misses the change there - fail", want: Fail, watch: 1, rev: 13, key: "a",
+			msg: "DELETE", build: func(b *hb) {
+				writes(b)
+				w := b.watch(1, 9, 0, history.WatchRequest{Key: testPrefix, End: "/p0", StartRevision: 13})
+				b.progress(w, 12, 10)
+				b.events(w, 65, all[3])
+				b.end(w, 90, history.EndClient)
+			}},
 		{name: "watch/reliable - no watch - skipped", want: Skipped, build: writes},
 	})
 }
