@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -142,21 +141,7 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	others := watchOthers(ctx, plain, prefix, p.Base)
 	p.Gomega = gomega.NewGomega(func(msg string, _ ...int) { panic(probeFail{msg}) })
 
-	func() {
-		defer func() {
-			switch x := recover().(type) {
-			case nil:
-				res.Verdict = Pass
-			case probeSkip:
-				res.Verdict, res.Reason = Skipped, x.reason
-			case probeFail:
-				res.Verdict, res.Failure = Fail, x.msg
-			default:
-				res.Verdict, res.Failure = Error, fmt.Sprintf("probe panicked: %v\n%s", x, debug.Stack())
-			}
-		}()
-		pr.Run(p)
-	}()
+	res.Verdict, res.Reason, res.Failure = runGuarded(func() { pr.Run(p) })
 	defer others.cancel()
 	if res.Verdict == Fail {
 		// Another writer breaks every revision expectation: say so

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -579,21 +578,7 @@ func runKubeProbe(ctx context.Context, cfg KubeConfig, admin *kube.Client, pr Ku
 	}
 	k := &K{Ctx: pctx, NS: ns, Res: r, Custom: r.Group != "", cfg: cfg, c: c, rec: &kubeRecorder{}}
 	k.Gomega = gomega.NewGomega(func(msg string, _ ...int) { panic(probeFail{msg}) })
-	func() {
-		defer func() {
-			switch x := recover().(type) {
-			case nil:
-				res.Verdict = Pass
-			case probeSkip:
-				res.Verdict, res.Reason = Skipped, x.reason
-			case probeFail:
-				res.Verdict, res.Failure = Fail, x.msg
-			default:
-				res.Verdict, res.Failure = Error, fmt.Sprintf("probe panicked: %v\n%s", x, debug.Stack())
-			}
-		}()
-		pr.Run(k)
-	}()
+	res.Verdict, res.Reason, res.Failure = runGuarded(func() { pr.Run(k) })
 	if res.Verdict == Fail && pctx.Err() != nil && ctx.Err() == nil {
 		res.Failure = fmt.Sprintf("the probe ran out of its %v: %s", cfg.Timeout, res.Failure)
 	}
@@ -647,11 +632,11 @@ func notServed(steps []kubeStep) bool {
 type kubeNormalizer struct {
 	ns     string
 	rvs    []int64 // the object RVs of the transcript, sorted
-	tokens map[string]map[string]string
+	tokens tokens
 }
 
 func newKubeNormalizer(ns string, steps []kubeStep) *kubeNormalizer {
-	n := &kubeNormalizer{ns: ns, tokens: map[string]map[string]string{}}
+	n := &kubeNormalizer{ns: ns, tokens: tokens{}}
 	seen := map[int64]bool{}
 	var collect func(v any, inObject bool)
 	collect = func(v any, inObject bool) {
@@ -714,20 +699,6 @@ func (n *kubeNormalizer) rv(s string) string {
 	return fmt.Sprintf("w%d+", below)
 }
 
-func (n *kubeNormalizer) token(kind, raw string) string {
-	m := n.tokens[kind]
-	if m == nil {
-		m = map[string]string{}
-		n.tokens[kind] = m
-	}
-	if t, ok := m[raw]; ok {
-		return t
-	}
-	t := fmt.Sprintf("%s#%d", kind, len(m)+1)
-	m[raw] = t
-	return t
-}
-
 var maskedKubeFields = map[string]bool{"creationTimestamp": true, "managedFields": true, "deletionTimestamp": true,
 	"message": true, "selfLink": true}
 
@@ -757,12 +728,12 @@ func (n *kubeNormalizer) walk(field string, v any) any {
 		case "resourceVersion":
 			return n.rv(x)
 		case "uid":
-			return n.token("uid", x)
+			return n.tokens.token("uid", x)
 		case "continue":
 			if x == "" {
 				return x
 			}
-			return n.token("continue", x)
+			return n.tokens.token("continue", x)
 		case "namespace":
 			if x == n.ns {
 				return "{ns}"

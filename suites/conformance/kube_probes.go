@@ -465,15 +465,8 @@ func kubeWatchProbes() []KubeProbe {
 				k.Branch("to serve the history from revision 1 or expire it")
 				w := k.Watch(Q("resourceVersion", "1"))
 				defer w.Close()
-				if w.Refused != nil {
-					k.Expect(w.Refused.Code).To(Equal(http.StatusGone), "%s", w.Refused.Message)
-					return
-				}
-				ev := w.Next(10 * time.Second)
-				k.Expect(ev).NotTo(BeNil(), "neither a 410 nor an event")
-				if ev.Type == "ERROR" {
-					k.Expect(ev.Object.Code).To(Equal(http.StatusGone), "%s", ev.Object.Message)
-					k.Expect(ev.Object.Reason).To(Equal("Expired"))
+				ev := expiredOrFirst(k, w)
+				if ev == nil {
 					return
 				}
 				k.Expect(ev.Type + " " + ev.Object.Metadata.Name).To(Equal("ADDED a"))
@@ -491,14 +484,8 @@ func kubeWatchProbes() []KubeProbe {
 				k.Branch("to deliver the update or expire the resourceVersion")
 				w := k.Watch(Q("resourceVersion", a.RV()))
 				defer w.Close()
-				if w.Refused != nil {
-					k.Expect(w.Refused.Code).To(Equal(http.StatusGone), "%s", w.Refused.Message)
-					return
-				}
-				ev := w.Next(10 * time.Second)
-				k.Expect(ev).NotTo(BeNil(), "neither a 410 nor an event")
-				if ev.Type == "ERROR" {
-					k.Expect(ev.Object.Reason).To(Equal("Expired"), "the ERROR event (code %d): %s", ev.Object.Code, ev.Object.Message)
+				ev := expiredOrFirst(k, w)
+				if ev == nil {
 					return
 				}
 				k.Expect(ev.Type).To(Equal("MODIFIED"))
@@ -584,6 +571,24 @@ func kubeWatchProbes() []KubeProbe {
 				k.Expect(w.Refused.Reason).To(Equal("Invalid"))
 			}),
 	}
+}
+
+// expiredOrFirst reads how a watch from an old resourceVersion began: nil
+// when the server expired it (an HTTP 410, or a first ERROR frame with a
+// 410 Expired Status), else its first event, which the caller judges.
+func expiredOrFirst(k *K, w *KWatch) *KEvent {
+	if w.Refused != nil {
+		k.Expect(w.Refused.Code).To(Equal(http.StatusGone), "%s", w.Refused.Message)
+		return nil
+	}
+	ev := w.Next(10 * time.Second)
+	k.Expect(ev).NotTo(BeNil(), "neither a 410 nor an event")
+	if ev.Type != "ERROR" {
+		return ev
+	}
+	k.Expect(ev.Object.Reason).To(Equal("Expired"), "the ERROR event (code %d): %s", ev.Object.Code, ev.Object.Message)
+	k.Expect(ev.Object.Code).To(Equal(http.StatusGone), "%s", ev.Object.Message)
+	return nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

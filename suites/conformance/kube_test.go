@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -116,25 +115,8 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 	if len(res) != 3 {
 		t.Fatalf("%d results", len(res))
 	}
-	wd, _ := os.Getwd()
-	dir, err := os.MkdirTemp(filepath.Join(wd, "..", ".."), ".repro-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	for i, r := range res {
-		src := r.Reproduction()
-		sub := filepath.Join(dir, string(rune('a'+i)))
-		os.MkdirAll(sub, 0o755)
-		if err := os.WriteFile(filepath.Join(sub, "main.go"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		bin := filepath.Join(sub, "repro")
-		build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir)+"/"+filepath.Base(sub))
-		build.Dir = filepath.Dir(dir)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("%s: the reproduction does not build: %v\n%s\n%s", r.Name, err, out, src)
-		}
+		bin := buildRepro(t, 10+i, r.Name, r.Reproduction())
 		run := exec.Command(bin, "-server", cfg.Server.Server, "-token", cfg.Server.Token, "-ca-file", cfg.Server.CAFile)
 		out, err := run.CombinedOutput()
 		if err != nil {

@@ -19,11 +19,11 @@ import (
 type normalizer struct {
 	prefix, end string
 	base        int64
-	tokens      map[string]map[string]string // kind -> raw id -> token
+	tokens      tokens
 }
 
 func newNormalizer(prefix string, base int64) *normalizer {
-	return &normalizer{prefix: prefix, end: clientv3.GetPrefixRangeEnd(prefix), base: base, tokens: map[string]map[string]string{}}
+	return &normalizer{prefix: prefix, end: clientv3.GetPrefixRangeEnd(prefix), base: base, tokens: tokens{}}
 }
 
 // bytesFields hold []byte, which encoding/json wrote as base64.
@@ -121,11 +121,17 @@ func (n *normalizer) rev(r int64) string {
 	return fmt.Sprintf("base%d", d)
 }
 
-func (n *normalizer) token(kind, raw string) string {
-	m := n.tokens[kind]
+func (n *normalizer) token(kind, raw string) string { return n.tokens.token(kind, raw) }
+
+// tokens names the ids a server picks ("lease#1", "uid#2") in order of
+// appearance, per kind.
+type tokens map[string]map[string]string
+
+func (ts tokens) token(kind, raw string) string {
+	m := ts[kind]
 	if m == nil {
 		m = map[string]string{}
-		n.tokens[kind] = m
+		ts[kind] = m
 	}
 	if t, ok := m[raw]; ok {
 		return t

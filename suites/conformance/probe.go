@@ -13,6 +13,8 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -87,4 +89,24 @@ type Result struct {
 
 	repro     *reproData     // the raw run of an etcd probe, for Reproduction
 	kubeRepro *kubeReproData // the raw run of a Kubernetes probe
+}
+
+// runGuarded runs a probe's scenario and turns how it ended into a
+// verdict: its assertions end it by panicking with probeFail, Skip with
+// probeSkip; any other panic is the probe's own error.
+func runGuarded(run func()) (v Verdict, reason, failure string) {
+	defer func() {
+		switch x := recover().(type) {
+		case nil:
+			v = Pass
+		case probeSkip:
+			v, reason = Skipped, x.reason
+		case probeFail:
+			v, failure = Fail, x.msg
+		default:
+			v, failure = Error, fmt.Sprintf("probe panicked: %v\n%s", x, debug.Stack())
+		}
+	}()
+	run()
+	return
 }

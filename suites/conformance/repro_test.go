@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,30 +26,12 @@ func TestReproductionBuildsAndReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A module inside this one (a dot dir: ./... leaves it out), so the
-	// build uses this repository's pinned requirements.
-	wd, _ := os.Getwd()
-	dir, err := os.MkdirTemp(filepath.Join(wd, "..", ".."), ".repro-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	for i, r := range res {
 		src := r.Reproduction()
 		if !strings.Contains(src, r.Name) || !strings.Contains(src, "package main") {
 			t.Fatalf("%s: no program:\n%s", r.Name, src)
 		}
-		sub := filepath.Join(dir, string(rune('a'+i)))
-		os.MkdirAll(sub, 0o755)
-		if err := os.WriteFile(filepath.Join(sub, "main.go"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		bin := filepath.Join(sub, "repro")
-		build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir)+"/"+filepath.Base(sub))
-		build.Dir = filepath.Dir(dir)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("%s: the reproduction does not build: %v\n%s\n%s", r.Name, err, out, src)
-		}
+		bin := buildRepro(t, i, r.Name, src)
 		out, err := exec.Command(bin, "-endpoint", strings.TrimPrefix(eps[0], "http://")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: the reproduction failed: %v\n%s", r.Name, err, out)
@@ -69,4 +52,27 @@ func TestReproductionBuildsAndReplays(t *testing.T) {
 		}
 		t.Logf("%s reproduction:\n%s", r.Name, text)
 	}
+}
+
+// buildRepro builds a reproduction program in a module directory inside
+// this one (a dot dir, which ./... leaves out), so the build uses this
+// repository's pinned requirements; it returns the binary.
+func buildRepro(t *testing.T, i int, name, src string) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	dir := filepath.Join(wd, "..", "..", fmt.Sprintf(".repro-test-%d-%d", os.Getpid(), i))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "repro")
+	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
+	build.Dir = filepath.Dir(dir)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%s: the reproduction does not build: %v\n%s\n%s", name, err, out, src)
+	}
+	return bin
 }
