@@ -44,6 +44,8 @@ var (
 		"events in the same order")
 	ErrWatchCancelReason = errors.New("watch/cancel-reason: a watch ended by the server carries a cancel reason " +
 		"or an error; a stream never just stops while the client still waits")
+	ErrWatchProgressBeforeStart = errors.New("watch/progress-before-start: a watch that asked to start at revision S " +
+		"gets no progress notification below S-1 (etcd #20221)")
 )
 
 // Check names, as reports and result.json spell them.
@@ -69,6 +71,8 @@ const (
 	NameWatchIsCreate         = "watch/is-create"
 	NameWatchAgreement        = "watch/agreement"
 	NameWatchCancelReason     = "watch/cancel-reason"
+	// NameWatchProgressBeforeStart is a SHOULD: see CheckWatchProgressBeforeStart.
+	NameWatchProgressBeforeStart = "watch/progress-before-start"
 )
 
 // IsShould reports whether the named check judges a SHOULD line of
@@ -76,7 +80,7 @@ const (
 // a MUST. Its violations still make its verdict fail; the caller decides
 // what a failed SHOULD means for the run.
 func IsShould(name string) bool {
-	return name == NameWatchLiveness || name == NameWatchPrevKVAtCreation || isKubeShould(name)
+	return name == NameWatchLiveness || name == NameWatchPrevKVAtCreation || name == NameWatchProgressBeforeStart || isKubeShould(name)
 }
 
 // All returns every check this package implements, in report order: the
@@ -101,6 +105,8 @@ func All() []Check {
 		{Name: NameWatchCancelReason, Run: CheckWatchCancelReason},
 		{Name: NameWatchLiveness, Run: CheckWatchLiveness},
 		{Name: NameWatchPrevKVAtCreation, Run: CheckWatchPrevKVAtCreation},
+		{Name: NameWatchProgressBeforeStart, Run: CheckWatchProgressBeforeStart},
+		{Name: NameRunAvailability, Run: CheckRunAvailability},
 	}
 }
 
@@ -168,6 +174,10 @@ func (c *collector) result(name string, figures map[string]float64) Result {
 		v = Fail
 	}
 	return Result{Name: name, Verdict: v, Violations: c.kept, Figures: figures}
+}
+
+func unknown(name, reason string, figures map[string]float64) Result {
+	return Result{Name: name, Verdict: Unknown, Reason: reason, Violations: []Violation{}, Figures: figures}
 }
 
 func skipped(name, reason string, figures map[string]float64) Result {

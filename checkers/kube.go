@@ -149,6 +149,7 @@ func Kube() []Check {
 		{Name: NameKubeStaleReadBound, Run: on(checkKubeStaleReadBound)},
 		{Name: NameKubeCacheAgreesWithEtcd, Run: lazy(checkKubeCacheAgreesWithEtcd)},
 		{Name: NameKubeRecovery, Run: lazy(checkKubeRecovery)},
+		{Name: NameRunAvailability, Run: CheckRunAvailability},
 	}
 }
 

@@ -329,7 +329,9 @@ func TestKubeGeneratedHistoriesPass(t *testing.T) {
 			stateWatches: 2, streams: 2, oracle: true, seed: seed})
 		for _, c := range Kube() {
 			r := RunCheck(c, h, DefaultConfig())
-			if r.Verdict == Fail || r.Verdict == Unknown {
+			// The generator writes no final-write mark: whether the
+			// server still answered at the end is honestly unknown.
+			if r.Verdict == Fail || r.Verdict == Unknown && c.Name != NameRunAvailability {
 				t.Errorf("seed %d: %s %s: %s", seed, c.Name, r.Verdict, violationTexts(r.Violations[:min(3, len(r.Violations))]))
 			}
 		}

@@ -78,11 +78,15 @@ type Config struct {
 	// MaxViolations caps the violations kept per check (the count is still
 	// reported in the figures).
 	MaxViolations int
+	// MaxUnavailable bounds how long the system may leave clients without
+	// an answer after the faults around the outage healed
+	// (run/availability).
+	MaxUnavailable time.Duration
 }
 
 // DefaultConfig is what `vigil run` and `vigil check` use unless told otherwise.
 func DefaultConfig() Config {
-	return Config{LinearizabilityTimeout: 5 * time.Minute, MaxViolations: 20}
+	return Config{LinearizabilityTimeout: 5 * time.Minute, MaxViolations: 20, MaxUnavailable: 30 * time.Second}
 }
 
 // Check is one named check.

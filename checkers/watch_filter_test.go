@@ -132,20 +132,29 @@ func TestWatchBookmarkable(t *testing.T) {
 				b.events(w, 10, putEv("a", "1.1", 11, 13, 1))
 				b.progress(w, 20, 12)
 			}},
-		{name: "watch/bookmarkable - future watch notified at its start revision minus one - pass", want: Pass, build: func(b *hb) {
+		{name: "watch/bookmarkable - no progress notification - skipped", want: Skipped, build: func(b *hb) {
+			w := b.watch(1, 9, 0, prefixWatch())
+			b.events(w, 10, putEv("a", "1.1", 11, 11, 1))
+		}},
+	})
+}
+
+func TestWatchProgressBeforeStart(t *testing.T) {
+	runWatchCases(t, CheckWatchProgressBeforeStart, ErrWatchProgressBeforeStart, []watchCase{
+		{name: "watch/progress-before-start - future watch notified at its start revision minus one - pass", want: Pass, build: func(b *hb) {
 			w := b.watch(1, 9, 0, history.WatchRequest{Key: k("a"), ProgressNotify: true, StartRevision: 20})
 			b.progress(w, 5, 19)
 			b.events(w, 10, putEv("a", "1.1", 11, 20, 1))
 		}},
-		{name: "watch/bookmarkable - future watch notified below its start revision (etcd #20221) - fail", want: Fail, watch: 1, rev: 18,
+		{name: "watch/progress-before-start - future watch notified below its start revision (etcd #20221) - fail", want: Fail, watch: 1, rev: 18,
 			msg: "asked to start at revision 20 but received a progress notification at revision 18", build: func(b *hb) {
 				w := b.watch(1, 9, 0, history.WatchRequest{Key: k("a"), ProgressNotify: true, StartRevision: 20})
 				b.progress(w, 5, 18)
 				b.events(w, 10, putEv("a", "1.1", 11, 20, 1))
 			}},
-		{name: "watch/bookmarkable - no progress notification - skipped", want: Skipped, build: func(b *hb) {
-			w := b.watch(1, 9, 0, prefixWatch())
-			b.events(w, 10, putEv("a", "1.1", 11, 11, 1))
+		{name: "watch/progress-before-start - no watch with a start revision notified - skipped", want: Skipped, build: func(b *hb) {
+			w := b.watch(1, 9, 0, history.WatchRequest{Key: k("a"), ProgressNotify: true})
+			b.progress(w, 5, 18)
 		}},
 	})
 }

@@ -289,7 +289,7 @@ func TestRunAll(t *testing.T) {
 	// them.
 	mayskip := map[string]bool{NameKVSerializableSane: true, NameKVConvergence: true, NameWatchAtomic: true,
 		NameWatchResumable: true, NameWatchBookmarkable: true, NameWatchPrevKV: true,
-		NameWatchPrevKVAtCreation: true}
+		NameWatchPrevKVAtCreation: true, NameWatchProgressBeforeStart: true}
 	for i, r := range rs {
 		ok := r.Verdict == Pass || r.Verdict == Skipped && mayskip[r.Name]
 		if r.Name != All()[i].Name || !ok {

@@ -20,6 +20,7 @@ import (
 func cmdCheck(args []string) (int, error) {
 	fset := flag.NewFlagSet("vigil check", flag.ContinueOnError)
 	linTimeout := fset.Duration("check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search")
+	maxUnavailable := fset.Duration("max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	if err := fset.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return exitPass, nil
@@ -41,7 +42,7 @@ func cmdCheck(args []string) (int, error) {
 		return exitSetup, fmt.Errorf("cannot check: %w", err)
 	}
 	cfg := checkers.DefaultConfig()
-	cfg.LinearizabilityTimeout = *linTimeout
+	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = *linTimeout, *maxUnavailable
 	results := suites.Check(h, cfg)
 	r := reports.Summarize(h, results, historySpan(h).Seconds())
 	out := filepath.Join(filepath.Dir(path), "check")

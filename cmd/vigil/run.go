@@ -31,7 +31,7 @@ type runFlags struct {
 	members                                                                    int
 	failpoints                                                                 bool
 	seed                                                                       int64
-	startTimeout, linTimeout, faultInterval                                    time.Duration
+	startTimeout, linTimeout, faultInterval, maxUnavailable                    time.Duration
 	workload                                                                   suites.WorkloadConfig
 	schedule                                                                   chaos.Schedule
 	kube                                                                       kubeFlags // --target kube (runkube.go)
@@ -70,6 +70,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.BoolVar(&f.conform, "conform", false, "run the conformance probes (vigil conform) against the cluster first, and stop if any fails")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
+	fs.DurationVar(&f.maxUnavailable, "max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	f.kube.define(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -226,8 +227,7 @@ func cmdRun(args []string) (int, error) {
 		}
 	}
 
-	ccfg := checkers.DefaultConfig()
-	ccfg.LinearizabilityTimeout = f.linTimeout
+	ccfg := f.checkConfig()
 	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
 		Workload: f.workload, Checks: ccfg, Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
@@ -331,4 +331,11 @@ func writeReports(dir string, r reports.Result) error {
 		return err
 	}
 	return reports.WriteJUnit(dir, r)
+}
+
+// checkConfig is the checkers' configuration the run's flags ask for.
+func (f *runFlags) checkConfig() checkers.Config {
+	c := checkers.DefaultConfig()
+	c.LinearizabilityTimeout, c.MaxUnavailable = f.linTimeout, f.maxUnavailable
+	return c
 }

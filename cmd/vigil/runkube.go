@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
-	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
@@ -238,8 +237,7 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 	}
 	fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), f.kube.workload.Duration)
 
-	ccfg := checkers.DefaultConfig()
-	ccfg.LinearizabilityTimeout = f.linTimeout
+	ccfg := f.checkConfig()
 	out, err := suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
 		Workload: f.kube.workload, Checks: ccfg, Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
 		DeleteNamespace: f.fixture == "external", Schedule: f.schedule, Links: links, Sabotage: f.sabotage,

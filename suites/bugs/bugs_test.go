@@ -151,6 +151,8 @@ func TestJudgeDetectionTime(t *testing.T) {
 	g.Expect(res.Failed).To(Equal([]string{"kv/linearizable"}), "a SHOULD warning is not a failure")
 	g.Expect(res.Detected).To(Equal(4*time.Second), "ops 1 and 2 prove it once op 2 returned at 6 s; the workload began at 2 s")
 	g.Expect(Judge(h, results, []string{"watch/reliable"}).Detected).To(BeZero())
+	g.Expect(Judge(h, results, []string{"watch/liveness"}).Failed).To(ContainElement("watch/liveness"),
+		"a SHOULD check that is the bug's own counts")
 }
 
 // One known bug end to end on real etcd (so CI keeps the matrix working):
