@@ -31,17 +31,19 @@ const usage = `vigil — watch and consistency conformance for etcd-API and Kube
 
 usage:
   vigil run    [flags]        run a checked workload (vigil run -h for flags)
-  vigil check  DIR            re-run the checkers on a saved run
+  vigil check  [--check-timeout D] [--max-unavailable D] DIR
+                              re-run the checkers on a saved run
   vigil faults                list the fault injectors (vigil run --faults ...)
   vigil sabotage list         list the sabotage modes (vigil run --sabotage ...)
                               and the check each one must trip
   vigil build  etcd [VERSION] [--failpoints]
   vigil build  kube-apiserver [VERSION]
                               build and cache a binary from the Go module proxy
-  vigil conform [--endpoints LIST] [--reference none|default|V] [--only PROBE,...]
-               [--repro PROBE] [--list]
-                              deterministic etcd-API probes, each a minimal
-                              reproduction, compared with a reference etcd
+  vigil conform [--target etcd|kube] [--endpoints LIST | --server URL]
+               [--reference none|default|V] [--only PROBE,...] [--repro PROBE] [--list]
+                              deterministic etcd-API or Kubernetes-API probes,
+                              each a minimal reproduction, compared with a
+                              reference server
   vigil bugs   list          the known etcd bugs vigil reproduces, with recipes
   vigil bugs   run [NUMBER...] [--version affected|fixed|both] [--attempts N]
                               reproduce them on the releases that had them and
