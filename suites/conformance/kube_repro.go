@@ -149,7 +149,8 @@ func main() {
 	if err := json.Unmarshal([]byte(stepsJSON), &steps); err != nil {
 		panic(err)
 	}
-	ns := fmt.Sprintf("vigil-repro-%d", time.Now().Unix())
+	// Unique per run: a namespace of an earlier run may still be terminating.
+	ns := fmt.Sprintf("vigil-repro-%d-%d", time.Now().UnixNano()%1000000000, os.Getpid())
 	learned[probeNS] = ns
 	do("POST", "/api/v1/namespaces", nil, []byte(` + "`" + `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + "`" + `+ns+` + "`" + `"}}` + "`" + `))
 	defer do("DELETE", "/api/v1/namespaces/"+ns, nil, nil)
