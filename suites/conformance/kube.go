@@ -40,7 +40,8 @@ type KubeConfig struct {
 	// Resources to probe; default ConfigMaps and kube.VigilObjects (whose
 	// CustomResourceDefinition the run creates unless it exists).
 	Resources []kube.Resource
-	// Only runs the probes with these names (or prefixes ending in "/");
+	// Only runs the probes with these names, or with these prefixes when
+	// they end in "/" (a family) or "@" (a behaviour on every resource);
 	// empty: all.
 	Only []string
 	// Timeout bounds one probe; default 20 s.
