@@ -47,25 +47,21 @@ func cmdBugsRun(args []string) (int, error) {
 	which := fs.String("version", bugs.Both, "which releases: affected, fixed or both")
 	out := fs.String("out", "", "output dir (default runs/bugs-<timestamp>)")
 	seed := fs.Int64("seed", 1, "seed of the first attempt; attempt n uses seed+n-1")
-	// Numbers and flags may come in any order: parse, take the numbers,
-	// parse what follows them.
+	// Numbers and flags may come in any order.
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return exitPass, nil
+		}
+		return exitSetup, usageError("%v", err)
+	}
 	var numbers []int
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				return exitPass, nil
-			}
-			return exitSetup, usageError("%v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		n, err := strconv.Atoi(strings.TrimPrefix(fs.Arg(0), "#"))
+	for _, a := range pos {
+		n, err := strconv.Atoi(strings.TrimPrefix(a, "#"))
 		if err != nil {
-			return exitSetup, usageError("%q is not a bug number; see vigil bugs list", fs.Arg(0))
+			return exitSetup, usageError("%q is not a bug number; see vigil bugs list", a)
 		}
 		numbers = append(numbers, n)
-		rest = fs.Args()[1:]
 	}
 	switch *which {
 	case bugs.Affected, bugs.Fixed, bugs.Both:

@@ -21,16 +21,17 @@ func cmdCheck(args []string) (int, error) {
 	fset := flag.NewFlagSet("vigil check", flag.ContinueOnError)
 	linTimeout := fset.Duration("check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search")
 	maxUnavailable := fset.Duration("max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
-	if err := fset.Parse(args); err != nil {
+	pos, err := parseInterspersed(fset, args)
+	if err != nil {
 		if err == flag.ErrHelp {
 			return exitPass, nil
 		}
 		return exitSetup, usageError("%v", err)
 	}
-	if fset.NArg() != 1 {
+	if len(pos) != 1 {
 		return exitSetup, usageError("vigil check takes one argument: the output dir of a run (or its history.jsonl)")
 	}
-	path := fset.Arg(0)
+	path := pos[0]
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, history.FileName)
 	}

@@ -17,13 +17,13 @@ import (
 func cmdCleanup(args []string) error {
 	fs := flag.NewFlagSet("vigil cleanup", flag.ContinueOnError)
 	images := fs.Bool("images", false, "also remove the Docker images vigil built (they are rebuilt when needed)")
-	if err := fs.Parse(args); err != nil {
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
 		if err == flag.ErrHelp {
 			return nil
 		}
 		return usageError("%v", err)
 	}
-	dirs := fs.Args()
 	var entries []runs.Entry
 	if len(dirs) == 0 {
 		all, err := runs.Entries()

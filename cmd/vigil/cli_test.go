@@ -154,7 +154,7 @@ func TestRunThenCheck(t *testing.T) {
 		t.Fatalf("unexpected result: verdict %s seed %d stats %+v", run.Verdict, run.Seed, run.Stats)
 	}
 
-	chk := vigil(t, 2*time.Minute, "check", out)
+	chk := vigil(t, 2*time.Minute, "check", out, "--check-timeout", "1m", "--max-unavailable", "30s") // flags after the argument too
 	if chk.code != 0 {
 		t.Fatalf("vigil check exit %d, want 0\n%s%s", chk.code, chk.stdout, chk.stderr)
 	}
