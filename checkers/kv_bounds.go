@@ -159,8 +159,21 @@ type compactions struct {
 	// the highest of those called by t, if the workload is the only client
 	// that compacts.
 	tried *timedMax
-	n     int
-	sole  bool
+	// seen: compactions the server itself revealed, by the time it did: a
+	// read at revision R answered ErrCompacted (so the compact revision is
+	// above R: recorded as R+1), a watch canceled with its compact revision.
+	seen *timedMax
+	n    int
+	sole bool
+}
+
+// coveredBy reports whether, by time t, the store may have been compacted
+// above revision rev-1: a compaction to rev or higher was requested by the
+// run before t, or the server showed one by t. Other clients' compactions
+// count only when the server showed them, so an excuse that rests on a
+// compaction always rests on a record before t.
+func (c *compactions) coveredBy(t time.Duration, rev int64) bool {
+	return c.tried.upTo(t, false, 0).rev >= rev || c.seen.upTo(t, false, 0).rev >= rev
 }
 
 func newCompactions(h *history.History) *compactions {
@@ -181,6 +194,21 @@ func newCompactions(h *history.History) *compactions {
 		}
 	}
 	c.done, c.tried = newTimedMax(done), newTimedMax(tried)
+	var seen []timedRev
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if o.Code == history.ErrCompacted && o.Request.Kind != history.OpCompact && o.Request.Revision > 0 {
+			seen = append(seen, timedRev{o.Return, opRev{o.Request.Revision + 1, o.ID}})
+		}
+	}
+	for _, w := range h.Watches {
+		for _, r := range w.Responses {
+			if r.CompactRevision > 0 {
+				seen = append(seen, timedRev{r.Time, opRev{r.CompactRevision, 0}})
+			}
+		}
+	}
+	c.seen = newTimedMax(seen)
 	return c
 }
 

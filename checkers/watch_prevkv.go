@@ -14,9 +14,11 @@ import (
 //   - where the history determines the key's state just before the event
 //     (see timeline): when the key existed, prev_kv carries its value and
 //     mod revision, and may be absent only when that revision may have been
-//     compacted when the event was sent (a compaction to a revision above
-//     it was requested before the event arrived); when the key did not
-//     exist, prev_kv is absent.
+//     compacted when the event was sent: a compaction above it was
+//     requested by the run, or shown by the server (ErrCompacted for a read
+//     at or above it, a watch canceled with a compact revision above it),
+//     before the event arrived, whoever else may compact; when the key did
+//     not exist, prev_kv is absent.
 //
 // One case is left to watch/prev-kv-at-creation: prev_kv missing on an
 // event of the first response that carried events on a watch. etcd's watch
@@ -98,7 +100,9 @@ func scanPrevKV(h *history.History, cfg Config, atCreation bool) Result {
 				n.judged++
 				switch {
 				case st.exists && pk == nil:
-					if c, sole := comp.tried.upTo(resp.Time, false, 0), comp.sole; !sole || c.rev >= rev {
+					// Excused only by a compaction above rev-1 requested
+					// (or shown by the server) before the event arrived.
+					if comp.coveredBy(resp.Time, rev) {
 						n.compacted++
 						continue
 					}

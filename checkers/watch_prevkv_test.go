@@ -60,6 +60,28 @@ func TestWatchPrevKV(t *testing.T) {
 			b.events(w, 25, withPrev(putEv("a", "2.1", 11, 12, 2), kv("a", "1.1", 11, 11, 1)))
 			b.events(w, 35, withPrev(putEv("a", "1.3", 11, 13, 3), kv("a", "2.1", 11, 12, 2)))
 		}},
+		{name: "watch/prev-kv - external server, absent with a compaction requested only later - fail", want: Fail, watch: 1, rev: 12,
+			key: "a", msg: "no compaction above revision 11 had been requested", build: func(b *hb) {
+				// Others may compact an external server, but an excuse needs
+				// a record of a compaction before the event arrived.
+				b.h.Meta.Target.Fixture = "external"
+				life(b)
+				w := b.watch(1, 9, 0, history.WatchRequest{Key: k("a"), StartRevision: 11, PrevKV: true})
+				b.events(w, 54, putEv("a", "1.1", 11, 11, 1))
+				b.events(w, 55, putEv("a", "1.2", 11, 12, 2))
+				b.compact(9, 56, 60, 13, 15, "")
+			}},
+		{name: "watch/prev-kv - external server, absent after the server showed a compaction above it - pass", want: Pass,
+			build: func(b *hb) {
+				b.h.Meta.Target.Fixture = "external"
+				life(b)
+				// A read at revision 11 answered ErrCompacted at 52: the
+				// compact revision was above 11 by then.
+				b.op(2, 51, 52, history.Request{Kind: history.OpRange, Key: k("a"), Revision: 11}, nil, history.ErrCompacted)
+				w := b.watch(1, 9, 0, history.WatchRequest{Key: k("a"), StartRevision: 11, PrevKV: true})
+				b.events(w, 50, putEv("a", "1.1", 11, 11, 1))
+				b.events(w, 55, putEv("a", "1.2", 11, 12, 2))
+			}},
 		{name: "watch/prev-kv - absent for an update with nothing compacted - fail", want: Fail, watch: 1, rev: 12, key: "a",
 			msg: "prev_kv absent, but the key held \"1.1\" (mod revision 11)", build: func(b *hb) {
 				life(b)
