@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -294,14 +295,7 @@ func startConformKube(ctx context.Context, etcdVersion, kubeVersion string, watc
 // checkOnly refuses a --only entry that names no probe.
 func checkOnly(only []string, names []string) error {
 	for _, o := range only {
-		found := false
-		for _, n := range names {
-			if n == o || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(n, o) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(names, func(n string) bool { return conformance.Matches(n, o) }) {
 			return usageError("--only %q names no probe; vigil conform --list shows them", o)
 		}
 	}

@@ -105,9 +105,14 @@ func selected(name string, only []string) bool {
 	if len(only) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(only, func(o string) bool {
-		return o == name || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(name, o)
-	})
+	return slices.ContainsFunc(only, func(o string) bool { return Matches(name, o) })
+}
+
+// Matches reports whether the --only entry o names probe name: the name
+// itself, or a prefix ending in "/" (an area or family) or "@" (a
+// Kubernetes behaviour on every resource).
+func Matches(name, o string) bool {
+	return o == name || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(name, o)
 }
 
 func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, version string) (res Result) {

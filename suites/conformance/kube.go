@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -433,8 +434,7 @@ func (w *KWatch) Close() {
 // else that was written before the fence. BOOKMARKs are passed over.
 func (w *KWatch) Fence(name string) KEvent {
 	obj := w.k.Create(name, "fence", nil)
-	bm, ev := w.SkipBookmarks(10 * time.Second)
-	_ = bm
+	_, ev := w.SkipBookmarks(10 * time.Second)
 	w.k.Expect(ev).NotTo(gomega.BeNil(), "%s: the fence %q never came", w.name, name)
 	w.k.Expect(ev.Type+" "+ev.Object.Metadata.Name).To(gomega.Equal("ADDED "+name),
 		"%s: an event before the fence (rv %s; the fence is at %s)", w.name, ev.Object.RV(), obj.RV())
@@ -639,8 +639,8 @@ type kubeNormalizer struct {
 func newKubeNormalizer(ns string, steps []kubeStep) *kubeNormalizer {
 	n := &kubeNormalizer{ns: ns, tokens: tokens{}}
 	seen := map[int64]bool{}
-	var collect func(v any, inObject bool)
-	collect = func(v any, inObject bool) {
+	var collect func(v any)
+	collect = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			if meta, ok := x["metadata"].(map[string]any); ok {
@@ -653,33 +653,25 @@ func newKubeNormalizer(ns string, steps []kubeStep) *kubeNormalizer {
 				}
 			}
 			for _, e := range x {
-				collect(e, inObject)
+				collect(e)
 			}
 		case []any:
 			for _, e := range x {
-				collect(e, inObject)
+				collect(e)
 			}
 		}
 	}
 	for _, s := range steps {
 		var v any
 		if json.Unmarshal(s.answer, &v) == nil {
-			collect(v, true)
+			collect(v)
 		}
 	}
 	for r := range seen {
 		n.rvs = append(n.rvs, r)
 	}
-	sortInt64(n.rvs)
+	slices.Sort(n.rvs)
 	return n
-}
-
-func sortInt64(s []int64) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // rv writes a resourceVersion as its symbol.

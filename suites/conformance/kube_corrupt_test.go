@@ -119,7 +119,8 @@ func dropQuery(key string) func(r *http.Request) {
 	}
 }
 
-func fmt_(v any) string { s, _ := v.(string); return s }
+// str is v as a string, "" if it is none.
+func str(v any) string { s, _ := v.(string); return s }
 
 func metaOf(o map[string]any) map[string]any {
 	m, _ := o["metadata"].(map[string]any)
@@ -163,7 +164,7 @@ func kubeCorruptions() []kubeCorruption {
 				items, _ := b["items"].([]any)
 				for _, it := range items {
 					o, _ := it.(map[string]any)
-					if n, err := strconv.ParseInt(fmt_(metaOf(o)["resourceVersion"]), 10, 64); err == nil && n > newest {
+					if n, err := strconv.ParseInt(str(metaOf(o)["resourceVersion"]), 10, 64); err == nil && n > newest {
 						newest = n
 					}
 				}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -556,21 +557,23 @@ func kubeWatchProbes() []KubeProbe {
 			}),
 		kp("kube-watch/rvmatch-needs-initial-events", "a watch with resourceVersionMatch but without sendInitialEvents is accepted instead of refused as invalid",
 			[]string{"kube/watchlist-validation"}, func(k *K) {
-				w := k.Watch(Q("resourceVersionMatch", "NotOlderThan"))
-				defer w.Close()
-				k.Expect(w.Refused).NotTo(BeNil(), "the watch was accepted")
-				k.Expect(w.Refused.Code).To(Equal(http.StatusUnprocessableEntity))
-				k.Expect(w.Refused.Reason).To(Equal("Invalid"))
+				expectWatchInvalid(k, Q("resourceVersionMatch", "NotOlderThan"))
 			}),
 		kp("kube-watch/initial-events-needs-not-older-than", "a watch with sendInitialEvents and resourceVersionMatch=Exact is accepted instead of refused as invalid",
 			[]string{"kube/watchlist-validation"}, func(k *K) {
-				w := k.Watch(Q("sendInitialEvents", "true", "resourceVersionMatch", "Exact", "resourceVersion", "1", "allowWatchBookmarks", "true"))
-				defer w.Close()
-				k.Expect(w.Refused).NotTo(BeNil(), "the watch was accepted")
-				k.Expect(w.Refused.Code).To(Equal(http.StatusUnprocessableEntity))
-				k.Expect(w.Refused.Reason).To(Equal("Invalid"))
+				expectWatchInvalid(k, Q("sendInitialEvents", "true", "resourceVersionMatch", "Exact", "resourceVersion", "1", "allowWatchBookmarks", "true"))
 			}),
 	}
+}
+
+// expectWatchInvalid: the server refuses a watch with these parameters as
+// 422 Invalid.
+func expectWatchInvalid(k *K, q url.Values) {
+	w := k.Watch(q)
+	defer w.Close()
+	k.Expect(w.Refused).NotTo(BeNil(), "the watch was accepted")
+	k.Expect(w.Refused.Code).To(Equal(http.StatusUnprocessableEntity))
+	k.Expect(w.Refused.Reason).To(Equal("Invalid"))
 }
 
 // expiredOrFirst reads how a watch from an old resourceVersion began: nil
