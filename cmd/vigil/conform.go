@@ -30,12 +30,7 @@ func cmdConform(args []string) (int, error) {
 	list := fs.Bool("list", false, "list the probes and exit")
 	repro := fs.String("repro", "", "run this one probe against the target and print a standalone Go program that reproduces it")
 	var k conformKube
-	fs.StringVar(&k.server, "server", "", "--target kube: URL of a Kubernetes API server you run (default: one vigil starts over etcd)")
-	fs.StringVar(&k.token, "token", "", "--target kube: bearer token for --server")
-	fs.StringVar(&k.caFile, "ca-file", "", "--target kube: PEM file of the CA that signed --server's certificate")
-	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "--target kube: do not verify --server's certificate")
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server, CA and credentials from this kubeconfig")
-	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of its current one")
+	k.kubeServer.define(fs, " (default: one vigil starts over etcd)")
 	fs.StringVar(&k.version, "kube-version", binaries.DefaultKubeVersion, "--target kube: Kubernetes version whose kube-apiserver vigil starts when no --server is given")
 	fs.BoolVar(&k.watchCache, "watch-cache", true, "--target kube: run the kube-apiserver vigil starts (target and reference) with its watch cache")
 	fs.StringVar(&k.resources, "resource", "all", "--target kube: configmaps, crd (vigilobjects.vigil.dev) or all")
@@ -187,10 +182,11 @@ func conformEtcd(ctx context.Context, out, endpoints, etcdVersion, reference str
 
 // conformKube holds `vigil conform --target kube`'s flags.
 type conformKube struct {
-	server, token, caFile, kubeconfig, context, version, resources string
-	insecure, watchCache                                           bool
-	res                                                            []kube.Resource
-	external                                                       *kube.Config
+	kubeServer
+	version, resources string
+	watchCache         bool
+	res                []kube.Resource
+	external           *kube.Config
 }
 
 func (k *conformKube) check() error {
@@ -204,23 +200,12 @@ func (k *conformKube) check() error {
 		}
 		k.res = []kube.Resource{r}
 	}
-	switch {
-	case k.server != "" && k.kubeconfig != "":
-		return usageError("--server and --kubeconfig exclude each other")
-	case k.context != "" && k.kubeconfig == "":
-		return usageError("--context needs --kubeconfig")
-	case k.server == "" && (k.token != "" || k.caFile != "" || k.insecure):
+	if !k.named() && k.credentials() {
 		return usageError("--token, --ca-file and --insecure-skip-tls-verify go with --server")
-	case k.server != "":
-		k.external = &kube.Config{Server: k.server, Token: k.token, CAFile: k.caFile, Insecure: k.insecure}
-	case k.kubeconfig != "":
-		cfg, err := kube.LoadKubeconfig(k.kubeconfig, k.context)
-		if err != nil {
-			return usageError("--kubeconfig: %v", err)
-		}
-		k.external = &cfg
 	}
-	return nil
+	var err error
+	k.external, err = k.config()
+	return err
 }
 
 // run runs the Kubernetes probes against the target (one vigil starts if

@@ -33,8 +33,7 @@ type kubeFlags struct {
 	watchCache                                  bool
 	compactionInterval                          time.Duration
 	// A server vigil does not run (--fixture external).
-	server, token, caFile, kubeconfig, context string
-	insecure                                   bool
+	kubeServer
 
 	workload suites.KubeWorkloadConfig
 	servers  []kube.Config // external: the one server, from the flags or the kubeconfig
@@ -48,19 +47,14 @@ func (k *kubeFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&k.compactionInterval, "kube-compaction-interval", 0, "--target kube: the API servers' --etcd-compaction-interval (0: their default, 5m; negative: off)")
 	fs.StringVar(&k.resourceName, "resource", "configmaps", "--target kube: the collection the workload works on: configmaps, or crd (a custom resource vigil defines, vigilobjects.vigil.dev)")
 	fs.StringVar(&k.featureGates, "feature-gates", "", "--target kube: the API servers' --feature-gates, e.g. WatchList=false")
-	fs.StringVar(&k.server, "server", "", "--target kube: URL of a Kubernetes API server you run (implies --fixture external)")
-	fs.StringVar(&k.token, "token", "", "--target kube: bearer token for --server")
-	fs.StringVar(&k.caFile, "ca-file", "", "--target kube: PEM file of the CA that signed --server's certificate")
-	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "--target kube: do not verify --server's certificate")
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server, CA and credentials from this kubeconfig's current context (implies --fixture external)")
-	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of its current one")
+	k.kubeServer.define(fs, " (implies --fixture external)")
 }
 
 // checkKubeFlags validates a --target kube run; it takes the place of the
 // etcd target's checks in parseRunFlags. set holds the flags given.
 func checkKubeFlags(f *runFlags, set map[string]string) error {
 	k := &f.kube
-	external := k.server != "" || k.kubeconfig != ""
+	external := k.named()
 	if external && set["fixture"] == "" {
 		f.fixture = "external"
 	}
@@ -73,13 +67,7 @@ func checkKubeFlags(f *runFlags, set map[string]string) error {
 		return usageError("--fixture external needs --server URL with --token and --ca-file (or --insecure-skip-tls-verify), or --kubeconfig FILE")
 	case f.fixture != "external" && external:
 		return usageError("--server and --kubeconfig name a server you run; they go with --fixture external, not %q", f.fixture)
-	case k.server != "" && k.kubeconfig != "":
-		return usageError("--server and --kubeconfig exclude each other")
-	case k.kubeconfig == "" && (k.context != ""):
-		return usageError("--context needs --kubeconfig")
-	case k.caFile != "" && k.insecure:
-		return usageError("--ca-file and --insecure-skip-tls-verify exclude each other")
-	case f.fixture != "external" && (k.token != "" || k.caFile != "" || k.insecure):
+	case f.fixture != "external" && k.credentials():
 		return usageError("--token, --ca-file and --insecure-skip-tls-verify are for --fixture external; vigil makes its own for the API servers it runs")
 	case f.fixture != "external" && f.members != 1 && f.members != 3 && f.members != 5:
 		return usageError("--members %d: want 1, 3 or 5", f.members)
@@ -105,21 +93,12 @@ func checkKubeFlags(f *runFlags, set map[string]string) error {
 		return usageError("--resource %q: want configmaps or crd", k.resourceName)
 	}
 	k.resource = r
-	if k.server != "" {
-		if u, err := url.Parse(k.server); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-			return usageError("--server %q: want a URL such as https://host:6443", k.server)
-		}
-		if !strings.HasPrefix(k.server, "http://") && k.caFile == "" && !k.insecure {
-			return usageError("--server needs --ca-file FILE (the CA of its certificate) or --insecure-skip-tls-verify")
-		}
-		k.servers = []kube.Config{{Server: k.server, Token: k.token, CAFile: k.caFile, Insecure: k.insecure}}
+	server, err := k.config()
+	if err != nil {
+		return err
 	}
-	if k.kubeconfig != "" {
-		cfg, err := kube.LoadKubeconfig(k.kubeconfig, k.context)
-		if err != nil {
-			return usageError("--kubeconfig: %v", err)
-		}
-		k.servers = []kube.Config{cfg}
+	if server != nil {
+		k.servers = []kube.Config{*server}
 	}
 
 	// The workload flags, where given, size the Kubernetes workload;
