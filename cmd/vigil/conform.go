@@ -21,7 +21,7 @@ import (
 // target, compared with a reference server vigil starts itself.
 func cmdConform(args []string) (int, error) {
 	fs := flag.NewFlagSet("vigil conform", flag.ContinueOnError)
-	target := fs.String("target", "etcd", "API family: etcd or kube")
+	family := fs.String("target", "etcd", "API family: etcd or kube")
 	endpoints := fs.String("endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
 	etcdVersion := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
 	reference := fs.String("reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
@@ -45,8 +45,8 @@ func cmdConform(args []string) (int, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var names []string
-	switch *target {
+	var probes []conformance.Info
+	switch *family {
 	case "etcd":
 		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
 			if set[f] {
@@ -54,7 +54,7 @@ func cmdConform(args []string) (int, error) {
 			}
 		}
 		for _, p := range conformance.EtcdProbes() {
-			names = append(names, p.Name)
+			probes = append(probes, p.Info)
 		}
 	case "kube":
 		if set["endpoints"] {
@@ -63,21 +63,13 @@ func cmdConform(args []string) (int, error) {
 		if err := k.check(); err != nil {
 			return exitSetup, err
 		}
-		names = conformance.KubeProbeNames(k.res)
+		probes = conformance.KubeProbeInfos(k.res)
 	default:
-		return exitSetup, usageError("--target %q: etcd or kube", *target)
+		return exitSetup, usageError("--target %q: etcd or kube", *family)
 	}
 	if *list {
-		titles := map[string]string{}
-		for _, p := range conformance.EtcdProbes() {
-			titles[p.Name] = p.Title
-		}
-		for _, p := range conformance.KubeProbes() {
-			titles[p.Name] = p.Title
-		}
-		for _, n := range names {
-			behaviour, _, _ := strings.Cut(n, "@")
-			fmt.Printf("%-50s %s\n", n, titles[behaviour])
+		for _, p := range probes {
+			fmt.Printf("%-50s %s\n", p.Name, p.Title)
 		}
 		return exitPass, nil
 	}
@@ -90,7 +82,7 @@ func cmdConform(args []string) (int, error) {
 	if *repro != "" {
 		onlyList, *reference = []string{*repro}, "none"
 	}
-	if err := checkOnly(onlyList, names); err != nil {
+	if err := checkOnly(onlyList, probes); err != nil {
 		return exitSetup, err
 	}
 	ctx, done, err := startOutput(out, "conform")
@@ -99,13 +91,17 @@ func cmdConform(args []string) (int, error) {
 	}
 	defer done()
 
-	var results []conformance.Result
-	var targetName, refName string
-	if *target == "kube" {
-		results, targetName, refName, err = k.run(ctx, *out, *etcdVersion, *reference, onlyList)
+	var target probed
+	var startRef func() (probed, error)
+	if *family == "kube" {
+		target, startRef, err = k.servers(ctx, *out, *etcdVersion, *reference, onlyList)
 	} else {
-		results, targetName, refName, err = conformEtcd(ctx, *out, *endpoints, *etcdVersion, *reference, onlyList)
+		target, startRef, err = etcdServers(ctx, *out, *endpoints, *etcdVersion, *reference, onlyList)
 	}
+	if err != nil {
+		return exitSetup, setupError(err)
+	}
+	results, refName, err := differential(ctx, target, startRef)
 	if err != nil {
 		return exitSetup, err
 	}
@@ -114,14 +110,14 @@ func cmdConform(args []string) (int, error) {
 			return exitSetup, usageError("--repro %s: no such probe ran", *repro)
 		}
 		how := "go run . -endpoint HOST:PORT"
-		if *target == "kube" {
+		if *family == "kube" {
 			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", *repro, results[0].Verdict, how)
 		fmt.Print(results[0].Reproduction())
 		return exitPass, nil
 	}
-	rep := conformance.NewReport(targetName, refName, results)
+	rep := conformance.NewReport(target.name, refName, results)
 	if err := rep.Write(*out); err != nil {
 		return exitSetup, err
 	}
@@ -136,48 +132,79 @@ func cmdConform(args []string) (int, error) {
 	return exitPass, nil
 }
 
-// conformEtcd runs the etcd probes against the target (one vigil starts
-// if no endpoints are given) and, unless reference is none, against a
-// reference etcd, marking where the transcripts differ.
-func conformEtcd(ctx context.Context, out, endpoints, etcdVersion, reference string, only []string) (results []conformance.Result, targetName, refName string, err error) {
-	probes := conformance.EtcdProbes()
-	eps := strings.Split(endpoints, ",")
-	targetName = "server at " + endpoints
-	if endpoints == "" {
-		var stopTarget func()
-		eps, stopTarget, err = startConformEtcd(ctx, etcdVersion, filepath.Join(out, "target"))
-		if err != nil {
-			return nil, "", "", setupError(err)
-		}
-		defer stopTarget()
-		targetName = "etcd " + etcdVersion + " started by vigil"
+// probed is a server the probes run against: its name in the report, the
+// probes run there, and how to stop it (nil for a server the user runs).
+type probed struct {
+	name string
+	run  func(context.Context) ([]conformance.Result, error)
+	stop func()
+}
+
+// differential runs the probes against the target and, unless startRef is
+// nil, against the reference server it starts, marking every probe whose
+// transcript differs; it returns the results and the reference's name.
+func differential(ctx context.Context, target probed, startRef func() (probed, error)) ([]conformance.Result, string, error) {
+	if target.stop != nil {
+		defer target.stop()
 	}
 	begin := time.Now()
-	results, err = conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only}, probes)
+	results, err := target.run(ctx)
 	if err != nil {
-		return nil, "", "", setupError(err)
+		return nil, "", setupError(err)
 	}
 	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
-	if reference == "none" {
-		return results, targetName, "", nil
+	if startRef == nil {
+		return results, "", nil
 	}
-	v := reference
-	if v == "default" {
-		v = binaries.DefaultEtcdVersion
-		if reported := conformance.ServerVersion(ctx, eps[0]); reported != "" {
-			v = "v" + strings.TrimPrefix(reported, "v")
+	ref, err := startRef()
+	if err != nil {
+		return nil, "", setupError(err)
+	}
+	refResults, err := ref.run(ctx)
+	ref.stop()
+	if err != nil {
+		return nil, "", setupError(err)
+	}
+	return conformance.CompareWithReference(results, refResults), ref.name, nil
+}
+
+// etcdServers is the etcd target (one vigil starts if no endpoints are
+// given) and, unless reference is none, how to start the reference etcd:
+// the target's reported version by default.
+func etcdServers(ctx context.Context, out, endpoints, etcdVersion, reference string, only []string) (probed, func() (probed, error), error) {
+	probesAt := func(eps []string) func(context.Context) ([]conformance.Result, error) {
+		return func(ctx context.Context) ([]conformance.Result, error) {
+			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only}, conformance.EtcdProbes())
 		}
 	}
-	refEps, stopRef, err := startConformEtcd(ctx, v, filepath.Join(out, "reference"))
-	if err != nil {
-		return nil, "", "", setupError(fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err))
+	eps := strings.Split(endpoints, ",")
+	target := probed{name: "server at " + endpoints}
+	if endpoints == "" {
+		var err error
+		eps, target.stop, err = startConformEtcd(ctx, etcdVersion, filepath.Join(out, "target"))
+		if err != nil {
+			return probed{}, nil, err
+		}
+		target.name = "etcd " + etcdVersion + " started by vigil"
 	}
-	ref, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: refEps, Only: only}, probes)
-	stopRef()
-	if err != nil {
-		return nil, "", "", setupError(err)
+	target.run = probesAt(eps)
+	if reference == "none" {
+		return target, nil, nil
 	}
-	return conformance.CompareWithReference(results, ref), targetName, "etcd " + v + " started by vigil", nil
+	return target, func() (probed, error) {
+		v := reference
+		if v == "default" {
+			v = binaries.DefaultEtcdVersion
+			if reported := conformance.ServerVersion(ctx, eps[0]); reported != "" {
+				v = "v" + strings.TrimPrefix(reported, "v")
+			}
+		}
+		refEps, stop, err := startConformEtcd(ctx, v, filepath.Join(out, "reference"))
+		if err != nil {
+			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err)
+		}
+		return probed{name: "etcd " + v + " started by vigil", run: probesAt(refEps), stop: stop}, nil
+	}, nil
 }
 
 // conformKube holds `vigil conform --target kube`'s flags.
@@ -208,47 +235,49 @@ func (k *conformKube) check() error {
 	return err
 }
 
-// run runs the Kubernetes probes against the target (one vigil starts if
-// none is given) and the reference kube-apiserver.
-func (k *conformKube) run(ctx context.Context, out, etcdVersion, reference string, only []string) (results []conformance.Result, targetName, refName string, err error) {
-	cfg := conformance.KubeConfig{Resources: k.res, Only: only}
-	cache := fmt.Sprintf("watch cache %s", map[bool]string{true: "on", false: "off"}[k.watchCache])
-	if k.external != nil {
-		cfg.Server = *k.external
-		targetName = "Kubernetes API server at " + k.external.Server
-	} else {
-		srv, compact, stop, err := startConformKube(ctx, etcdVersion, k.version, k.watchCache, filepath.Join(out, "target"))
+// servers is the Kubernetes target (a kube-apiserver vigil starts if none
+// is named) and, unless reference is none, how to start the reference
+// kube-apiserver, with the same watch-cache setting.
+func (k *conformKube) servers(ctx context.Context, out, etcdVersion, reference string, only []string) (probed, func() (probed, error), error) {
+	cache := map[bool]string{true: "on", false: "off"}[k.watchCache]
+	start := func(version, dir string) (probed, error) {
+		srv, compact, stop, err := startConformKube(ctx, etcdVersion, version, k.watchCache, filepath.Join(out, dir))
 		if err != nil {
-			return nil, "", "", setupError(err)
+			return probed{}, err
 		}
-		defer stop()
-		cfg.Server, cfg.Compact = srv, compact
-		targetName = fmt.Sprintf("kube-apiserver %s (%s) over etcd %s, started by vigil", k.version, cache, etcdVersion)
+		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over etcd %s, started by vigil", version, cache, etcdVersion),
+			run: k.probesAt(conformance.KubeConfig{Server: srv, Compact: compact, Resources: k.res, Only: only}), stop: stop}, nil
 	}
-	begin := time.Now()
-	results, err = conformance.RunKubeProbes(ctx, cfg, conformance.KubeProbes())
-	if err != nil {
-		return nil, "", "", setupError(err)
+	var target probed
+	if k.external != nil {
+		target = probed{name: "Kubernetes API server at " + k.external.Server,
+			run: k.probesAt(conformance.KubeConfig{Server: *k.external, Resources: k.res, Only: only})}
+	} else {
+		var err error
+		if target, err = start(k.version, "target"); err != nil {
+			return probed{}, nil, err
+		}
 	}
-	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
 	if reference == "none" {
-		return results, targetName, "", nil
+		return target, nil, nil
 	}
-	v := reference
-	if v == "default" {
-		v = binaries.DefaultKubeVersion
+	return target, func() (probed, error) {
+		v := reference
+		if v == "default" {
+			v = binaries.DefaultKubeVersion
+		}
+		ref, err := start(v, "reference")
+		if err != nil {
+			return probed{}, fmt.Errorf("starting the reference kube-apiserver %s (--reference none skips it): %w", v, err)
+		}
+		return ref, nil
+	}, nil
+}
+
+func (k *conformKube) probesAt(cfg conformance.KubeConfig) func(context.Context) ([]conformance.Result, error) {
+	return func(ctx context.Context) ([]conformance.Result, error) {
+		return conformance.RunKubeProbes(ctx, cfg, conformance.KubeProbes())
 	}
-	srv, compact, stop, err := startConformKube(ctx, etcdVersion, v, k.watchCache, filepath.Join(out, "reference"))
-	if err != nil {
-		return nil, "", "", setupError(fmt.Errorf("starting the reference kube-apiserver %s (--reference none skips it): %w", v, err))
-	}
-	ref, err := conformance.RunKubeProbes(ctx, conformance.KubeConfig{Server: srv, Compact: compact, Resources: k.res, Only: only}, conformance.KubeProbes())
-	stop()
-	if err != nil {
-		return nil, "", "", setupError(err)
-	}
-	refName = fmt.Sprintf("kube-apiserver %s (%s) over etcd %s, started by vigil", v, cache, etcdVersion)
-	return conformance.CompareWithReference(results, ref), targetName, refName, nil
 }
 
 // startConformKube builds (if needed) and starts a 1-member etcd with one
@@ -278,9 +307,9 @@ func startConformKube(ctx context.Context, etcdVersion, kubeVersion string, watc
 }
 
 // checkOnly refuses a --only entry that names no probe.
-func checkOnly(only []string, names []string) error {
+func checkOnly(only []string, probes []conformance.Info) error {
 	for _, o := range only {
-		if !slices.ContainsFunc(names, func(n string) bool { return conformance.Matches(n, o) }) {
+		if !slices.ContainsFunc(probes, func(p conformance.Info) bool { return conformance.Matches(p.Name, o) }) {
 			return usageError("--only %q names no probe; vigil conform --list shows them", o)
 		}
 	}

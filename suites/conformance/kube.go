@@ -474,15 +474,18 @@ func (r *kubeRecorder) snapshot() []kubeStep {
 // kubeProbeName is the probe's name on one resource.
 func kubeProbeName(name string, r kube.Resource) string { return name + "@" + r.Plural }
 
-// KubeProbeNames lists the probe names a run over these resources has.
-func KubeProbeNames(resources []kube.Resource) []string {
+// KubeProbeInfos lists the probes a run over these resources has (the
+// default resources if none), each behaviour once per resource.
+func KubeProbeInfos(resources []kube.Resource) []Info {
 	if len(resources) == 0 {
 		resources = defaultKubeResources
 	}
-	var out []string
+	var out []Info
 	for _, p := range KubeProbes() {
 		for _, r := range resources {
-			out = append(out, kubeProbeName(p.Name, r))
+			info := p.Info
+			info.Name = kubeProbeName(p.Name, r)
+			out = append(out, info)
 		}
 	}
 	return out
