@@ -21,9 +21,10 @@ func answered(o *history.Operation) bool {
 	return o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision
 }
 
+// call is when a call returned and whether the system answered it.
 type call struct {
-	call, ret time.Duration
-	ok        bool
+	ret time.Duration
+	ok  bool
 }
 
 // calls lists the calls on the system under test, by return time: the
@@ -34,12 +35,12 @@ func calls(h *history.History) []call {
 	if h.Meta.Target.Kind != "kube" {
 		for i := range h.Operations {
 			o := &h.Operations[i]
-			out = append(out, call{o.Call, o.Return, answered(o)})
+			out = append(out, call{o.Return, answered(o)})
 		}
 	}
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		out = append(out, call{o.Call, o.Return, o.Response != nil || o.Status != nil})
+		out = append(out, call{o.Return, o.Response != nil || o.Status != nil})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ret < out[j].ret })
 	return out
@@ -64,41 +65,38 @@ func CheckRunAvailability(h *history.History, cfg Config) Result {
 	if len(cs) == 0 {
 		return skipped(NameRunAvailability, "the history has no call", figures)
 	}
-	var prev time.Duration = -1 // the last answer's return
-	first := true
+	prev := time.Duration(-1) // the last answer's return; -1: none yet
 	unanswered, longest := 0, time.Duration(0)
-	pending := []call{} // unanswered calls since prev
+	pending, lastPending := 0, time.Duration(0) // unanswered calls since prev
 	for _, c := range cs {
 		if !c.ok {
 			unanswered++
-			pending = append(pending, c)
+			pending, lastPending = pending+1, c.ret
 			continue
 		}
-		if !first && len(pending) > 0 {
-			gap := c.ret - prev
-			longest = max(longest, gap)
-			if v, bad := outage(h, prev, c.ret, bound, len(pending)); bad {
+		if prev >= 0 && pending > 0 {
+			longest = max(longest, c.ret-prev)
+			if v, bad := outage(h, prev, c.ret, bound, pending); bad {
 				col.add(v)
 			}
 		}
-		prev, first, pending = c.ret, false, pending[:0]
+		prev, pending = c.ret, 0
 	}
 	figures["unanswered"] = float64(unanswered)
 	figures["longest_outage_s"] = longest.Seconds()
-	if first {
+	if prev < 0 {
 		col.add(Violation{Guarantee: ErrRunAvailability,
 			Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs))})
 		return col.result(NameRunAvailability, figures)
 	}
 	if _, ok := h.Mark(history.MarkFinalWrite); !ok {
-		if len(pending) == 0 {
+		if pending == 0 {
 			return unknown(NameRunAvailability, "the run ended before its final write, with nothing unanswered: whether the system still answered at its end is not known", figures)
 		}
-		last := pending[len(pending)-1].ret
-		figures["longest_outage_s"] = max(longest, last-prev).Seconds()
+		figures["longest_outage_s"] = max(longest, lastPending-prev).Seconds()
 		col.add(Violation{Guarantee: ErrRunAvailability,
 			Message: fmt.Sprintf("unavailable since t=%.1fs: the %d calls after the last answer went unanswered until the history ends at t=%.1fs, and the run's final write never succeeded",
-				prev.Seconds(), len(pending), last.Seconds()),
+				prev.Seconds(), pending, lastPending.Seconds()),
 			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", prev.Seconds())})
 	}
 	return col.result(NameRunAvailability, figures)
