@@ -388,38 +388,32 @@ func (w *KWatch) Expect(typ, name string) KEvent {
 	return *ev
 }
 
-// SkipBookmarks reads events, passing over BOOKMARKs (returned too, in
-// order), until one of another type: that one is returned last.
-func (w *KWatch) SkipBookmarks(d time.Duration) (bookmarks []KEvent, next *KEvent) {
+// NextNonBookmark reads events, passing over BOOKMARKs, and returns the
+// first of another type; nil when none came within d or the stream ended.
+func (w *KWatch) NextNonBookmark(d time.Duration) *KEvent {
 	for range 1000 {
 		ev, ended := w.next(d)
-		if ev == nil || ended {
-			return bookmarks, nil
+		if ev == nil || ended || ev.Type != "BOOKMARK" {
+			return ev
 		}
-		if ev.Type != "BOOKMARK" {
-			return bookmarks, ev
-		}
-		bookmarks = append(bookmarks, *ev)
 	}
-	return bookmarks, nil
+	return nil
 }
 
-// Ends waits up to d for the server to end the stream, failing the probe
-// on any event in between but BOOKMARKs; it returns how long it took.
-func (w *KWatch) Ends(d time.Duration) time.Duration {
-	begin := time.Now()
-	deadline := begin.Add(d)
+// Ends waits up to d for the server to end the stream cleanly, failing
+// the probe on any event in between but BOOKMARKs, and if it does not end.
+func (w *KWatch) Ends(d time.Duration) {
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		ev, ended := w.next(time.Until(deadline))
 		if ended {
-			return time.Since(begin)
+			return
 		}
 		if ev != nil {
 			w.k.Expect(ev.Type).To(gomega.Equal("BOOKMARK"), "%s: an event where the stream should end", w.name)
 		}
 	}
 	w.k.Expect(false).To(gomega.BeTrue(), "%s did not end within %v", w.name, d)
-	return 0
 }
 
 // Close stops the watch.
@@ -434,7 +428,7 @@ func (w *KWatch) Close() {
 // else that was written before the fence. BOOKMARKs are passed over.
 func (w *KWatch) Fence(name string) KEvent {
 	obj := w.k.Create(name, "fence", nil)
-	_, ev := w.SkipBookmarks(10 * time.Second)
+	ev := w.NextNonBookmark(10 * time.Second)
 	w.k.Expect(ev).NotTo(gomega.BeNil(), "%s: the fence %q never came", w.name, name)
 	w.k.Expect(ev.Type+" "+ev.Object.Metadata.Name).To(gomega.Equal("ADDED "+name),
 		"%s: an event before the fence (rv %s; the fence is at %s)", w.name, ev.Object.RV(), obj.RV())

@@ -498,8 +498,7 @@ func kubeWatchProbes() []KubeProbe {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV(), "timeoutSeconds", "1"))
 				defer w.Close()
-				took := w.Ends(6 * time.Second)
-				k.Expect(took).To(BeNumerically("<", 6*time.Second))
+				w.Ends(6 * time.Second) // the 1 s asked, and room for a loaded machine
 			}),
 		kp("kube-watch/bookmarks", "a BOOKMARK carries a resourceVersion older than an event already delivered or is followed by an event not newer than it",
 			[]string{"kube/bookmarks"}, func(k *K) {
@@ -534,7 +533,7 @@ func kubeWatchProbes() []KubeProbe {
 				}
 				names := map[string]bool{}
 				for range 2 {
-					_, ev := w.SkipBookmarks(10 * time.Second)
+					ev := w.NextNonBookmark(10 * time.Second)
 					k.Expect(ev).NotTo(BeNil())
 					k.Expect(ev.Type).To(Equal("ADDED"))
 					names[ev.Object.Metadata.Name] = true
