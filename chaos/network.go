@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos/proxy"
@@ -78,52 +79,54 @@ func (p partition) Inject(ctx context.Context, env *Env, pick uint32) (Injected,
 			}
 		}
 		ask := without(ms, cutOff)
-		in.Details["heals after"] = fmt.Sprintf("%d revisions on %v", p.healAfter, ask)
+		// Counted from the cut, not from the heal: the hold's writes count.
+		target := storeRevision(ctx, env, ask) + p.healAfter
+		if target == p.healAfter {
+			target = math.MaxInt64 // no revision known at the cut: hold the full healWait
+		}
+		in.Details["heals after"] = fmt.Sprintf("revision %d on %v", target, ask)
 		in.Heal = func(ctx context.Context) error {
-			waitRevisions(ctx, env, p.healAfter, ask)
+			waitRevisions(ctx, env, target, ask)
 			return env.Links.Heal()
 		}
 	}
 	return in, nil
 }
 
-// waitRevisions waits until the store revision, as the members in ask
-// report it (through the run's recorded per-member client, else its
-// recorded client), has grown by n, at most healWait; it gives up quietly
-// when they do not answer (the history tells).
-func waitRevisions(ctx context.Context, env *Env, n int64, ask []string) {
-	status := func(ctx context.Context) int64 {
-		best := int64(0)
-		if env.DoOn != nil {
-			for _, m := range ask {
-				sctx, cancel := context.WithTimeout(ctx, time.Second)
-				if resp, err := env.DoOn(sctx, m, history.Request{Kind: history.OpStatus}); err == nil {
-					best = max(best, resp.Revision)
-				}
-				cancel()
-			}
-			return best
+// storeRevision is the store revision as the members in ask report it
+// (through the run's recorded per-member client, else its recorded
+// client); 0 when none answers.
+func storeRevision(ctx context.Context, env *Env, ask []string) int64 {
+	best := int64(0)
+	status := func(do func(context.Context) (*history.Response, error)) {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if resp, err := do(sctx); err == nil {
+			best = max(best, resp.Revision)
 		}
-		if env.Do != nil {
-			sctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			if resp, err := env.Do(sctx, history.Request{Kind: history.OpStatus}); err == nil {
-				best = resp.Revision
-			}
-		}
-		return best
 	}
+	switch {
+	case env.DoOn != nil:
+		for _, m := range ask {
+			status(func(ctx context.Context) (*history.Response, error) {
+				return env.DoOn(ctx, m, history.Request{Kind: history.OpStatus})
+			})
+		}
+	case env.Do != nil:
+		status(func(ctx context.Context) (*history.Response, error) {
+			return env.Do(ctx, history.Request{Kind: history.OpStatus})
+		})
+	}
+	return best
+}
+
+// waitRevisions waits until the store revision the members in ask report
+// has reached target, at most healWait; it gives up quietly when they do
+// not answer (the history tells).
+func waitRevisions(ctx context.Context, env *Env, target int64, ask []string) {
 	ctx, cancel := context.WithTimeout(ctx, healWait)
 	defer cancel()
-	start := int64(0)
-	for ctx.Err() == nil {
-		if rev := status(ctx); rev > 0 {
-			if start == 0 {
-				start = rev
-			} else if rev >= start+n {
-				return
-			}
-		}
+	for ctx.Err() == nil && storeRevision(ctx, env, ask) < target {
 		select {
 		case <-ctx.Done():
 		case <-time.After(200 * time.Millisecond):
