@@ -44,6 +44,8 @@ var (
 		"events in the same order")
 	ErrWatchCancelReason = errors.New("watch/cancel-reason: a watch ended by the server carries a cancel reason " +
 		"or an error; a stream never just stops while the client still waits")
+	ErrRunAvailability = errors.New("run/availability: the system answered the clients' requests, every outage ended " +
+		"within the bound after the faults around it healed, and the run's final write succeeded")
 	ErrWatchProgressBeforeStart = errors.New("watch/progress-before-start: a watch that asked to start at revision S " +
 		"gets no progress notification below S-1 (etcd #20221)")
 )
@@ -71,6 +73,7 @@ const (
 	NameWatchIsCreate         = "watch/is-create"
 	NameWatchAgreement        = "watch/agreement"
 	NameWatchCancelReason     = "watch/cancel-reason"
+	NameRunAvailability       = "run/availability"
 	// NameWatchProgressBeforeStart is a SHOULD: see CheckWatchProgressBeforeStart.
 	NameWatchProgressBeforeStart = "watch/progress-before-start"
 )

@@ -8,12 +8,6 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// NameRunAvailability is run/availability: the system kept answering.
-const NameRunAvailability = "run/availability"
-
-// ErrRunAvailability is the sentinel of run/availability's violations.
-var ErrRunAvailability = fmt.Errorf("%s: the system answered the clients' requests, every outage ended within the bound after the faults around it healed, and the run's final write succeeded", NameRunAvailability)
-
 // answered reports whether the system answered the call: a response, or a
 // definite error (compacted, future revision; for Kubernetes, an HTTP
 // Status). A timeout, a reset or a refused connection is no answer.
