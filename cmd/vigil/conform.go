@@ -23,6 +23,10 @@ func cmdConform(args []string) (int, error) {
 	fs := flag.NewFlagSet("vigil conform", flag.ContinueOnError)
 	family := fs.String("target", "etcd", "API family: etcd or kube")
 	endpoints := fs.String("endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
+	var kn kineFlags
+	fixture := fs.String("fixture", "process", "--target etcd, when no --endpoints are given: what vigil starts to probe, process (etcd) or kine (kine over SQLite)")
+	kn.define(fs)
+	limits := fs.String("limitations", "", "whose documented departures from etcd to report as documented limitations rather than failures: none or kine (default kine with --fixture kine, else none)")
 	etcdVersion := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
 	reference := fs.String("reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
 	only := fs.String("only", "", "comma-separated probe names, areas ending in / (e.g. watch/), or Kubernetes behaviours ending in @ (every resource)")
@@ -52,6 +56,16 @@ func cmdConform(args []string) (int, error) {
 			if set[f] {
 				return exitSetup, usageError("--%s goes with --target kube", f)
 			}
+		}
+		switch {
+		case *fixture != "process" && *fixture != "kine":
+			return exitSetup, usageError("--fixture %q: want process (etcd) or kine", *fixture)
+		case *fixture == "kine" && *endpoints != "":
+			return exitSetup, usageError("--fixture kine starts a kine to probe; --endpoints probes a server you run: give one of them")
+		case *limits != "" && *limits != "none" && *limits != "kine":
+			return exitSetup, usageError("--limitations %q: want none or kine", *limits)
+		case *fixture != "kine" && (set["kine-version"] || set["kine-binary"]):
+			return exitSetup, usageError("--kine-version and --kine-binary go with --fixture kine")
 		}
 		for _, p := range conformance.EtcdProbes() {
 			probes = append(probes, p.Info)
@@ -96,7 +110,19 @@ func cmdConform(args []string) (int, error) {
 	if *family == "kube" {
 		target, startRef, err = k.servers(ctx, *out, *etcdVersion, *reference, onlyList)
 	} else {
-		target, startRef, err = etcdServers(ctx, *out, *endpoints, *etcdVersion, *reference, onlyList)
+		start := func(dir string) ([]string, string, func(), error) {
+			eps, stop, err := startConformEtcd(ctx, *etcdVersion, dir)
+			return eps, "etcd " + *etcdVersion + " started by vigil", stop, err
+		}
+		if *fixture == "kine" {
+			start = func(dir string) ([]string, string, func(), error) { return startConformKine(ctx, kn, dir) }
+			if *reference == "default" {
+				// kine's Status reports an etcd version it emulates; the
+				// reference is the etcd vigil tests by default instead.
+				*reference = binaries.DefaultEtcdVersion
+			}
+		}
+		target, startRef, err = etcdServers(ctx, *out, *endpoints, start, *reference, onlyList)
 	}
 	if err != nil {
 		return exitSetup, setupError(err)
@@ -116,6 +142,9 @@ func cmdConform(args []string) (int, error) {
 		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", *repro, results[0].Verdict, how)
 		fmt.Print(results[0].Reproduction())
 		return exitPass, nil
+	}
+	if *limits == "kine" || *limits == "" && *fixture == "kine" {
+		results = conformance.ApplyLimitations(results, conformance.KineLimitations())
 	}
 	rep := conformance.NewReport(target.name, refName, results)
 	if err := rep.Write(*out); err != nil {
@@ -168,10 +197,10 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 	return conformance.CompareWithReference(results, refResults), ref.name, nil
 }
 
-// etcdServers is the etcd target (one vigil starts if no endpoints are
-// given) and, unless reference is none, how to start the reference etcd:
-// the target's reported version by default.
-func etcdServers(ctx context.Context, out, endpoints, etcdVersion, reference string, only []string) (probed, func() (probed, error), error) {
+// etcdServers is the etcd target (the server start starts if no endpoints
+// are given) and, unless reference is none, how to start the reference
+// etcd: the target's reported version by default.
+func etcdServers(ctx context.Context, out, endpoints string, start func(dir string) ([]string, string, func(), error), reference string, only []string) (probed, func() (probed, error), error) {
 	probesAt := func(eps []string) func(context.Context) ([]conformance.Result, error) {
 		return func(ctx context.Context) ([]conformance.Result, error) {
 			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only}, conformance.EtcdProbes())
@@ -181,11 +210,10 @@ func etcdServers(ctx context.Context, out, endpoints, etcdVersion, reference str
 	target := probed{name: "server at " + endpoints}
 	if endpoints == "" {
 		var err error
-		eps, target.stop, err = startConformEtcd(ctx, etcdVersion, filepath.Join(out, "target"))
+		eps, target.name, target.stop, err = start(filepath.Join(out, "target"))
 		if err != nil {
 			return probed{}, nil, err
 		}
-		target.name = "etcd " + etcdVersion + " started by vigil"
 	}
 	target.run = probesAt(eps)
 	if reference == "none" {

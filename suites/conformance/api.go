@@ -49,7 +49,7 @@ func subtests(t *testing.T, results []Result) {
 		t.Run(r.Name, func(t *testing.T) {
 			switch r.Verdict {
 			case Pass:
-			case Skipped, Unsupported:
+			case Skipped, Unsupported, Documented:
 				t.Skipf("%s: %s", r.Verdict, r.Reason)
 			default:
 				var b strings.Builder

@@ -16,7 +16,26 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/onsi/gomega/format"
+	"google.golang.org/grpc/status"
 )
+
+// A failed expectation on a gRPC error would print the error's whole
+// internal structure (pages of protobuf descriptors); its code and
+// message are what a reader needs.
+func init() {
+	format.RegisterCustomFormatter(func(v any) (string, bool) {
+		err, ok := v.(error)
+		if !ok {
+			return "", false
+		}
+		if _, isStatus := status.FromError(err); !isStatus {
+			return "", false
+		}
+		return err.Error(), true
+	})
+}
 
 // Verdict is what a probe concluded about the target.
 type Verdict string
@@ -27,7 +46,9 @@ const (
 	// Fail: an expectation did not hold; Failure says which.
 	Fail Verdict = "fail"
 	// Unsupported: the target refused a request of the probe as
-	// unimplemented (gRPC Unimplemented, HTTP 404/405 on a known path).
+	// unimplemented (gRPC Unimplemented or an error saying "not
+	// supported", "unsupported" or "not implemented"; HTTP 404/405 on a
+	// known path).
 	Unsupported Verdict = "unsupported"
 	// Skipped: the probe does not apply here (Reason says why: a version
 	// that lacks the feature, a --only filter, a setup that cannot be made).
@@ -37,6 +58,10 @@ const (
 	Differs Verdict = "differs"
 	// Error: the probe could not be run (the target stopped answering).
 	Error Verdict = "error"
+	// Documented: the probe failed exactly as the target's own
+	// documentation or code says it will (Reason quotes it and says
+	// where); see Limitation and ApplyLimitations.
+	Documented Verdict = "limitation"
 )
 
 // Failed reports whether the verdict fails a conformance run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path"
+	"regexp"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -39,10 +40,28 @@ type rawStep struct {
 func (r *recorder) add(s rawStep) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s.err != nil && status.Code(s.err) == codes.Unimplemented && r.unimplemented == "" {
+	if refused(s.err) && r.unimplemented == "" {
 		r.unimplemented = s.call + ": " + status.Convert(s.err).Message()
 	}
 	r.steps = append(r.steps, s)
+}
+
+// refusedRe is how servers that implement part of the API say so in
+// another code than Unimplemented: kine answers "lease revoke is not
+// supported" (Unknown) and "unsupported operations in txn request"
+// (InvalidArgument).
+var refusedRe = regexp.MustCompile(`(?i)\b(not supported|unsupported|not implemented)\b`)
+
+// refused says whether err is the server declining a request as not
+// implemented: gRPC Unimplemented, or a message saying so. A probe that
+// fails on such a refusal is unsupported, not failed: the server did not
+// answer wrongly, it declined to answer.
+func refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	st := status.Convert(err)
+	return st.Code() == codes.Unimplemented || refusedRe.MatchString(st.Message())
 }
 
 func (r *recorder) snapshot() []rawStep {

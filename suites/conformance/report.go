@@ -79,7 +79,7 @@ func (r Report) Table(w io.Writer) {
 		switch x.Verdict {
 		case Fail, Differs, Error:
 			what = x.Title
-		case Unsupported, Skipped:
+		case Unsupported, Skipped, Documented:
 			what = x.Reason
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", x.Name, strings.ToUpper(string(x.Verdict)), what)
@@ -118,8 +118,12 @@ func (r Report) Table(w io.Writer) {
 	if len(unsupported) > 0 {
 		fmt.Fprintf(w, "\nunsupported by the target: %s\n", strings.Join(unsupported, ", "))
 	}
-	fmt.Fprintf(w, "\n%d probes: %d pass, %d fail, %d differ, %d unsupported, %d skipped, %d error\n", len(r.Results),
-		r.Counts[Pass], r.Counts[Fail], r.Counts[Differs], r.Counts[Unsupported], r.Counts[Skipped], r.Counts[Error])
+	lim := ""
+	if n := r.Counts[Documented]; n > 0 {
+		lim = fmt.Sprintf(", %d documented limitation", n)
+	}
+	fmt.Fprintf(w, "\n%d probes: %d pass, %d fail, %d differ, %d unsupported%s, %d skipped, %d error\n", len(r.Results),
+		r.Counts[Pass], r.Counts[Fail], r.Counts[Differs], r.Counts[Unsupported], lim, r.Counts[Skipped], r.Counts[Error])
 }
 
 func indent(s, pre string) string {
@@ -148,7 +152,7 @@ func (r Report) Write(dir string) error {
 			c.Failure, c.Detail = x.Title, x.Failure+strings.Join(x.Diff, "\n")
 		case Error:
 			c.Error, c.Detail = x.Title, x.Failure+x.Reason
-		case Unsupported, Skipped:
+		case Unsupported, Skipped, Documented:
 			c.Skipped = string(x.Verdict) + ": " + x.Reason
 		}
 		cases = append(cases, c)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"time"
+
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	"github.com/vigil-suite/vigil/fixtures/kine"
+)
+
+// kineFlags are the flags of --fixture kine, shared by run and conform.
+type kineFlags struct {
+	version, binary string
+}
+
+func (k *kineFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&k.version, "kine-version", binaries.DefaultKineVersion, "--fixture kine: kine release to build from the Go module proxy")
+	fs.StringVar(&k.binary, "kine-binary", "", "--fixture kine: use this kine binary instead of building one")
+}
+
+// newKine builds (or finds) kine and returns its fixture, not started.
+func (k kineFlags) newKine(ctx context.Context, dir string, net fixtures.Network) (*kine.Server, error) {
+	bin, err := binaries.Kine(ctx, binaries.KineOptions{Version: k.version, Binary: k.binary, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	v := k.version
+	if k.binary != "" {
+		v = "a binary given with --kine-binary"
+	}
+	return kine.New(kine.Config{Binary: bin, Version: v, Dir: dir, Network: net}), nil
+}
+
+// startConformKine starts kine over SQLite in dir for the probes.
+func startConformKine(ctx context.Context, k kineFlags, dir string) ([]string, string, func(), error) {
+	srv, err := k.newKine(ctx, dir, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := srv.Start(sctx); err != nil {
+		srv.Stop()
+		return nil, "", nil, err
+	}
+	return srv.Endpoints(), "kine " + k.version + " over SQLite, started by vigil", func() { srv.Stop() }, nil
+}

@@ -1,0 +1,92 @@
+package conformance
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// A Limitation is a way a target departs from etcd that its own
+// documentation or code states. A probe that fails in that way is
+// reported as a documented limitation, not as a failure; failing in any
+// other way it stays a failure.
+type Limitation struct {
+	// Probes are the probes the limitation can explain.
+	Probes []string
+	// Reason says what the target does and where it says so.
+	Reason string
+	// Explains says whether a failed probe's result shows the documented
+	// behaviour (and so is explained by it).
+	Explains func(Result) bool
+}
+
+// ApplyLimitations turns each failure that a limitation explains into a
+// Documented verdict whose reason is the limitation's.
+func ApplyLimitations(results []Result, lims []Limitation) []Result {
+	out := slices.Clone(results)
+	for i, r := range out {
+		if r.Verdict != Fail {
+			continue
+		}
+		for _, l := range lims {
+			if slices.Contains(l.Probes, r.Name) && l.Explains(r) {
+				out[i].Verdict, out[i].Reason = Documented, l.Reason
+				break
+			}
+		}
+	}
+	return out
+}
+
+// KineLimitations are the departures from etcd that kine documents, in
+// its README ("implements the subset of the etcd v3 API required by the
+// Kubernetes API server") and its code, and that a probe can fail on. The
+// requests kine refuses outright are not here: those probes are
+// unsupported already.
+func KineLimitations() []Limitation {
+	return []Limitation{{
+		Probes: []string{"kv/version-counts-writes", "kv/range-keys-only", "watch/is-create"},
+		Reason: "kine does not track key versions, only revisions (its comment in pkg/server/compact.go: " +
+			"\"kine does not actually track key versions, only revisions\"): every key's version is 0",
+		Explains: func(r Result) bool { return versionsAllZero(r.Transcript) },
+	}}
+}
+
+// versionsAllZero says whether the transcript returns key-values and none
+// of them has a version.
+func versionsAllZero(steps []Step) bool {
+	seen := false
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, isKV := x["mod_revision"]; isKV {
+				seen = true
+				if ver, ok := x["version"]; ok && ver != nil && ver != float64(0) && ver != "0" {
+					return false
+				}
+			}
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, s := range steps {
+		if len(s.Answer) == 0 {
+			continue
+		}
+		var v any
+		if json.Unmarshal(s.Answer, &v) != nil || !walk(v) {
+			return false
+		}
+	}
+	return seen
+}
