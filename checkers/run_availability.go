@@ -9,10 +9,10 @@ import (
 )
 
 // answered reports whether the system answered the call: a response, or a
-// definite error (compacted, future revision; for Kubernetes, an HTTP
+// definite error (compacted, future revision, refused as unsupported; for Kubernetes, an HTTP
 // Status). A timeout, a reset or a refused connection is no answer.
 func answered(o *history.Operation) bool {
-	return o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision
+	return o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision || o.Code == history.ErrRefused
 }
 
 // call is when a call returned and whether the system answered it.

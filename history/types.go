@@ -105,6 +105,12 @@ const (
 	ErrCompacted ErrorCode = "compacted"
 	// ErrFutureRevision: the requested revision is above the store's. A definite answer.
 	ErrFutureRevision ErrorCode = "future-revision"
+	// ErrRefused: the server declined the request as one it does not
+	// implement (gRPC Unimplemented, or an error saying "not supported").
+	// An answer, so the system was available; checkers still treat a
+	// refused write as one that may have been applied, which can hide a
+	// violation but never invent one.
+	ErrRefused ErrorCode = "refused"
 	// ErrUnknown: anything else (timeout, lost leader, connection reset). For
 	// a write the outcome is unknown: it may or may not have been applied.
 	ErrUnknown ErrorCode = "unknown"
@@ -260,4 +266,7 @@ type Meta struct {
 	Prefix   string            `json:"prefix"`  // every key the workload touches starts with it
 	Flags    map[string]string `json:"flags,omitempty"`
 	Supports []string          `json:"supports,omitempty"` // what the target declared it supports
+	// Refuses names what the target refused when asked before the run
+	// (capabilities such as "delete", "txn", "hashkv"), with its words.
+	Refuses map[string]string `json:"refuses,omitempty"`
 }

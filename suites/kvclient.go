@@ -77,7 +77,13 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[string]int64) history.Request {
 	key := w.key(rng.IntN(w.cfg.Keys))
 	value := fmt.Sprintf("%d.%d", client, seq) // unique in the run: names its write
+	if w.cfg.kubeLikeMix {
+		return w.kubeLikeRequest(rng, key, value, modRev)
+	}
 	if req, ok := w.shapeRequest(rng, key, value, modRev); ok {
+		if _, refused := w.cfg.Refused[CapSerializable]; refused {
+			req.Serializable = false
+		}
 		return req
 	}
 	switch p := rng.IntN(100); {
@@ -88,7 +94,8 @@ func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[strin
 	case p < 49:
 		return history.Request{Kind: history.OpRange, Key: key}
 	case p < 58:
-		return history.Request{Kind: history.OpRange, Key: key, Serializable: true}
+		_, refused := w.cfg.Refused[CapSerializable]
+		return history.Request{Kind: history.OpRange, Key: key, Serializable: !refused}
 	case p < 67:
 		return history.Request{Kind: history.OpRange, Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
 			Limit: int64(rng.IntN(6))}

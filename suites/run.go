@@ -74,6 +74,24 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	if m, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && (!ok || m.Target != sabotage.TargetEtcd) {
 		return nil, fmt.Errorf("%q is not a sabotage mode of the etcd target; modes: %v", cfg.Sabotage, sabotage.NamesFor(sabotage.TargetEtcd))
 	}
+	endpoints := fx.Endpoints()
+	dial := func(ctx context.Context, member int) (targets.Client, error) {
+		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
+	}
+	// What the target refuses, asked before the history starts: the
+	// workload avoids it and the history says so.
+	probe, err := dial(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	refused := probeCapabilities(ctx, probe, cfg.Workload.Prefix)
+	probe.Close()
+	if err := cfg.Workload.adapt(refused); err != nil {
+		return nil, err
+	}
+	if len(refused) > 0 && cfg.Logf != nil {
+		cfg.Logf("the target refuses %s; the workload avoids them", refusedText(refused))
+	}
 	w, err := history.Create(filepath.Join(cfg.Out, history.FileName))
 	if err != nil {
 		return nil, err
@@ -83,12 +101,8 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		supports = append(supports, string(f))
 	}
 	rec := history.NewRecorder(history.Meta{Vigil: cfg.Vigil, Target: fx.Describe(), Seed: cfg.Seed,
-		Started: clock.Base(), Prefix: cfg.Workload.Prefix, Flags: cfg.Flags, Supports: supports}, clock, w)
+		Started: clock.Base(), Prefix: cfg.Workload.Prefix, Flags: cfg.Flags, Supports: supports, Refuses: refused}, clock, w)
 
-	endpoints := fx.Endpoints()
-	dial := func(ctx context.Context, member int) (targets.Client, error) {
-		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
-	}
 	wrap := cfg.Wrap
 	if cfg.Sabotage != "" {
 		sab, err := sabotage.New(sabotage.Config{Mode: cfg.Sabotage, Seed: cfg.Seed, Recorder: rec, Duration: cfg.Workload.Duration})

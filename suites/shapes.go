@@ -85,10 +85,11 @@ func (w *Workload) kubeLikeRequest(rng *rand.Rand, key, value string, modRev map
 	rev, known := modRev[key]
 	switch p := rng.IntN(100); {
 	case p < 25 || !known && p < 50:
-		// Create: only if the key does not exist.
+		// Create: only if the key does not exist; with no read in the
+		// else branch, as the storage layer sends it.
 		return history.Request{Kind: history.OpTxn,
 			Compares: []history.Compare{{Key: key, Target: "mod", Result: "=", Int: 0}},
-			Success:  []history.Request{{Kind: history.OpPut, Key: key, Value: value}}, Failure: []history.Request{get}}
+			Success:  []history.Request{{Kind: history.OpPut, Key: key, Value: value}}}
 	case p < 55:
 		// Update from the revision this client last saw.
 		return history.Request{Kind: history.OpTxn,

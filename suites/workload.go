@@ -44,6 +44,13 @@ type WorkloadConfig struct {
 	FinalTimeout time.Duration
 	// Prefix is prepended to every key; unique per run so runs never mix.
 	Prefix string
+	// Refused lists the capabilities (capabilities.go) the target refused
+	// when asked before the run, with its words; RunEtcd fills it in and
+	// the workload avoids them.
+	Refused map[string]string
+	// kubeLikeMix: the target refuses what the default mix sends, so the
+	// clients send the Kubernetes storage layer's requests instead.
+	kubeLikeMix bool
 }
 
 // DefaultWorkload is what `vigil run` uses unless told otherwise.
@@ -204,8 +211,10 @@ func (w *Workload) Run(ctx context.Context) error {
 	if resp, err := control.Do(ctx, history.Request{Kind: history.OpRange, Key: w.key(0)}); err == nil {
 		w.Stats.sawRevision(resp.Revision)
 	}
-	if resp, err := control.Do(ctx, history.Request{Kind: history.OpHashKV}); err == nil {
-		w.Stats.CompactRevision.Store(resp.CompactRevision)
+	if _, refused := w.cfg.Refused[CapHashKV]; !refused {
+		if resp, err := control.Do(ctx, history.Request{Kind: history.OpHashKV}); err == nil {
+			w.Stats.CompactRevision.Store(resp.CompactRevision)
+		}
 	}
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
@@ -275,6 +284,16 @@ func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watcher
 	var opID int64
 	for attempt := 0; attempt < 5 && final == nil && ctx.Err() == nil; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+		if _, refused := w.cfg.Refused[CapTxn]; refused {
+			// One put: a watch that filters puts out may then see no
+			// event, but a target without transactions gets no better.
+			resp, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: finalKey, Value: fmt.Sprintf("final.%d", attempt)})
+			if err == nil {
+				final, opID = resp, c.LastOp()
+			}
+			cancel()
+			continue
+		}
 		_, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
 		if err == nil {
 			var resp *history.Response
@@ -341,7 +360,8 @@ func (w *Workload) convergence(ctx context.Context, id int) {
 			}
 			revs[resp.Revision], rev = true, resp.Revision
 		}
-		if len(revs) == 1 && !revs[-1] {
+		_, noHash := w.cfg.Refused[CapHashKV]
+		if len(revs) == 1 && !revs[-1] && !noHash {
 			for _, m := range members {
 				rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
 				m.Do(rctx, history.Request{Kind: history.OpHashKV, Revision: rev})

@@ -37,13 +37,14 @@ type runFlags struct {
 	kube                                                                       kubeFlags // --target kube (runkube.go)
 	settings                                                                   fixtures.EtcdSettings
 	conform                                                                    bool
+	kine                                                                       kineFlags // --fixture kine (kine.go)
 }
 
 func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	f := &runFlags{workload: suites.DefaultWorkload()}
 	fs := flag.NewFlagSet("vigil run", flag.ContinueOnError)
 	fs.StringVar(&f.target, "target", "etcd", "API family of the system under test: etcd or kube")
-	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes), docker (one container per member, see fixtures/containers) or external (your own cluster, see --endpoints)")
+	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes), docker (one container per member, see fixtures/containers), kine (kine over SQLite, one process) or external (your own cluster, see --endpoints)")
 	fs.IntVar(&f.members, "members", 3, "cluster size for the process and docker fixtures: 1, 3 or 5")
 	fs.StringVar(&f.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version to build from the Go module proxy (e.g. v3.5.17, v3.6.16, v3.7.3, v3.4.25)")
 	fs.StringVar(&f.etcdBinary, "etcd-binary", "", "use this etcd binary instead of building one")
@@ -72,6 +73,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
 	fs.DurationVar(&f.maxUnavailable, "max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	f.kube.define(fs)
+	f.kine.define(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil, nil, err
@@ -96,11 +98,15 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		}
 	case f.target != "etcd":
 		return nil, nil, usageError("--target %q: want etcd or kube", f.target)
-	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external":
-		return nil, nil, usageError("--fixture %q: want process, docker or external", f.fixture)
+	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external" && f.fixture != "kine":
+		return nil, nil, usageError("--fixture %q: want process, docker, kine or external", f.fixture)
+	case f.fixture != "kine" && (set["kine-version"] != "" || set["kine-binary"] != ""):
+		return nil, nil, usageError("--kine-version and --kine-binary go with --fixture kine")
+	case f.fixture == "kine" && set["members"] != "" && f.members != 1:
+		return nil, nil, usageError("--fixture kine runs one kine process; --members %d does not apply", f.members)
 	case f.fixture == "external" && f.endpoints == "":
 		return nil, nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
-	case f.fixture != "external" && f.members != 1 && f.members != 3 && f.members != 5:
+	case f.fixture != "external" && f.fixture != "kine" && f.members != 1 && f.members != 3 && f.members != 5:
 		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
 	case f.faults != "" && f.scheduleFile != "":
 		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
@@ -145,10 +151,13 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		f.failpoints = true
 		set["failpoints"] = "true"
 	}
-	if f.failpoints && f.fixture == "external" {
+	if f.fixture == "kine" {
+		f.members = 1
+	}
+	if f.failpoints && (f.fixture == "external" || f.fixture == "kine") {
 		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process or docker fixture")
 	}
-	if !f.settings.IsZero() && f.fixture == "external" {
+	if !f.settings.IsZero() && (f.fixture == "external" || f.fixture == "kine") {
 		return nil, nil, usageError("--snapshot-count, --compaction-batch-limit and --watch-progress-notify-interval set the members vigil starts: they need the process or docker fixture")
 	}
 	if f.fixture == "docker" {
@@ -190,8 +199,8 @@ func cmdRun(args []string) (int, error) {
 	case f.fixture == "docker":
 		// The containers' own network: set up with the fixture, below.
 	case f.schedule.NeedsLinks():
-		if f.fixture != "process" {
-			return exitSetup, setupFailed(f, usageError("network faults need the process fixture"))
+		if f.fixture != "process" && f.fixture != "kine" {
+			return exitSetup, setupFailed(f, usageError("network faults need the process or kine fixture"))
 		}
 		pn := chaos.NewProxyNet(f.seed)
 		defer pn.Close()
@@ -287,8 +296,11 @@ func startRun(f *runFlags) (ctx context.Context, done func(), err error) {
 }
 
 func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixtures.Fixture, error) {
-	if f.fixture == "external" {
+	switch f.fixture {
+	case "external":
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
+	case "kine":
+		return f.kine.newKine(ctx, f.out, net)
 	}
 	if f.fixture == "docker" {
 		// Before a build of minutes: without an engine there is no point.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path"
-	"regexp"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -12,6 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/protoadapt"
+
+	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
 )
 
 // recorder keeps every gRPC request and answer of one probe, in the order
@@ -40,28 +41,10 @@ type rawStep struct {
 func (r *recorder) add(s rawStep) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if refused(s.err) && r.unimplemented == "" {
+	if etcdtarget.Refusal(s.err) && r.unimplemented == "" {
 		r.unimplemented = s.call + ": " + status.Convert(s.err).Message()
 	}
 	r.steps = append(r.steps, s)
-}
-
-// refusedRe is how servers that implement part of the API say so in
-// another code than Unimplemented: kine answers "lease revoke is not
-// supported" (Unknown) and "unsupported operations in txn request"
-// (InvalidArgument).
-var refusedRe = regexp.MustCompile(`(?i)\b(not supported|unsupported|not implemented)\b`)
-
-// refused says whether err is the server declining a request as not
-// implemented: gRPC Unimplemented, or a message saying so. A probe that
-// fails on such a refusal is unsupported, not failed: the server did not
-// answer wrongly, it declined to answer.
-func refused(err error) bool {
-	if err == nil {
-		return false
-	}
-	st := status.Convert(err)
-	return st.Code() == codes.Unimplemented || refusedRe.MatchString(st.Message())
 }
 
 func (r *recorder) snapshot() []rawStep {

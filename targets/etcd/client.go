@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
@@ -271,6 +274,24 @@ func classify(err error) error {
 		return &targets.OpError{Code: history.ErrCompacted, Err: err}
 	case errors.Is(err, rpctypes.ErrFutureRev) || strings.Contains(err.Error(), rpctypes.ErrFutureRev.Error()):
 		return &targets.OpError{Code: history.ErrFutureRevision, Err: err}
+	case Refusal(err):
+		return &targets.OpError{Code: history.ErrRefused, Err: err}
 	}
 	return &targets.OpError{Code: history.ErrUnknown, Err: err}
+}
+
+// refusalRe is how servers that implement part of the API say so in
+// another code than Unimplemented: kine answers "lease revoke is not
+// supported" (Unknown) and "unsupported operations in txn request"
+// (InvalidArgument).
+var refusalRe = regexp.MustCompile(`(?i)\b(not supported|unsupported|not implemented)\b`)
+
+// Refusal says whether err is the server declining a request as not
+// implemented: gRPC Unimplemented, or a message saying so.
+func Refusal(err error) bool {
+	if err == nil {
+		return false
+	}
+	st := status.Convert(err)
+	return st.Code() == codes.Unimplemented || refusalRe.MatchString(st.Message())
 }
