@@ -40,6 +40,9 @@ type Env struct {
 	// APIServers is nil when no kube-apiserver replicas run over the
 	// cluster (see kube.go).
 	APIServers APIServers
+	// Database is nil when the system keeps no data in a database server
+	// vigil runs (see database.go).
+	Database Database
 	// Do sends a request as chaos's own client, recorded in the history.
 	Do func(ctx context.Context, req history.Request) (*history.Response, error)
 	// DoOn sends a request to one member by name (Status, HashKV,
@@ -82,6 +85,7 @@ type Needs struct {
 	Membership bool   // a fixture that can remove and add members
 	APIServers bool   // kube-apiserver replicas over the cluster (--target kube)
 	Docker     bool   // members in containers on vigil's Docker network (--fixture docker)
+	Database   bool   // a database server under the system (--fixture kine over postgres or mysql)
 }
 
 func (n Needs) String() string {
@@ -105,6 +109,9 @@ func (n Needs) String() string {
 	}
 	if n.Docker {
 		parts = append(parts, "--fixture docker")
+	}
+	if n.Database {
+		parts = append(parts, "database server (--fixture kine --kine-backend postgres|mysql)")
 	}
 	if n.Members > 1 {
 		parts = append(parts, fmt.Sprintf("members >= %d", n.Members))
@@ -143,6 +150,9 @@ func (n Needs) Unmet(env *Env) error {
 	}
 	if n.APIServers && (env.APIServers == nil || len(env.APIServers.APIServerNames()) == 0) {
 		return fmt.Errorf("needs kube-apiserver replicas run by vigil (vigil run --target kube with the process fixture)")
+	}
+	if n.Database && (env.Database == nil || env.Database.DatabaseName() == "") {
+		return fmt.Errorf("needs a database server vigil runs under the system (vigil run --fixture kine --kine-backend postgres or mysql)")
 	}
 	if m := len(env.Fixture.Members()); m < n.Members {
 		return fmt.Errorf("needs at least %d members, the cluster has %d", n.Members, m)

@@ -115,7 +115,11 @@ func CheckKVConvergence(h *history.History, cfg Config) Result {
 		return r
 	}
 	if len(members) < 2 {
-		return skipped(NameKVConvergence, "only one member answered after the final write: nothing to compare", figures)
+		why := "only one member answered after the final write: nothing to compare"
+		if refusal, refused := h.Meta.Refuses["hashkv"]; refused {
+			why += "; and the target refuses HashKV (" + refusal + "), so no hashes were compared"
+		}
+		return skipped(NameKVConvergence, why, figures)
 	}
 	return r
 }

@@ -131,6 +131,9 @@ func CheckKVSerializableSane(h *history.History, cfg Config) Result {
 		}
 	}
 	if figures["serializable_reads"] == 0 {
+		if why, refused := h.Meta.Refuses["serializable"]; refused {
+			return skipped(NameKVSerializableSane, "the target refuses serializable reads ("+why+"), so the workload sent none", figures)
+		}
 		return skipped(NameKVSerializableSane, "no acknowledged serializable read", figures)
 	}
 	return col.result(NameKVSerializableSane, figures)

@@ -124,6 +124,9 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		if m, ok := fx.(chaos.Membership); ok {
 			env.Membership = m
 		}
+		if db, ok := fx.(chaos.Database); ok {
+			env.Database = db
+		}
 		// chaos's own client, for the requests a fault sends (compactions);
 		// on the last member, away from the control client on the first.
 		cc, err := wl.NewClient(ctx, len(endpoints)-1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/kine"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/fixtures/runs"
 )
@@ -51,6 +52,12 @@ func cmdCleanup(args []string) error {
 			return fmt.Errorf("%s: %w", d, err)
 		}
 		killed = append(killed, members...)
+		// Database servers last: kine (a member above) sits on them.
+		dbs, err := kine.KillLeftovers(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		killed = append(killed, dbs...)
 		for _, k := range killed {
 			fmt.Printf("killed %s of the run in %s\n", k, d)
 		}

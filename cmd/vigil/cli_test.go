@@ -57,6 +57,9 @@ func prebuild() {
 	if _, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Progress: os.Stderr}); err != nil {
 		fmt.Fprintf(os.Stderr, "prebuilding kube-apiserver for the CLI tests: %v\n", err)
 	}
+	if _, err := binaries.Kine(ctx, binaries.KineOptions{Progress: os.Stderr}); err != nil {
+		fmt.Fprintf(os.Stderr, "prebuilding kine for the CLI tests: %v\n", err)
+	}
 }
 
 type result struct {

@@ -62,10 +62,12 @@ func cmdConform(args []string) (int, error) {
 			return exitSetup, usageError("--fixture %q: want process (etcd) or kine", *fixture)
 		case *fixture == "kine" && *endpoints != "":
 			return exitSetup, usageError("--fixture kine starts a kine to probe; --endpoints probes a server you run: give one of them")
+		case kn.check() != nil:
+			return exitSetup, kn.check()
 		case *limits != "" && *limits != "none" && *limits != "kine":
 			return exitSetup, usageError("--limitations %q: want none or kine", *limits)
-		case *fixture != "kine" && (set["kine-version"] || set["kine-binary"]):
-			return exitSetup, usageError("--kine-version and --kine-binary go with --fixture kine")
+		case *fixture != "kine" && (set["kine-version"] || set["kine-binary"] || set["kine-backend"]):
+			return exitSetup, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
 		}
 		for _, p := range conformance.EtcdProbes() {
 			probes = append(probes, p.Info)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-suite/vigil/fixtures"
@@ -13,12 +15,21 @@ import (
 
 // kineFlags are the flags of --fixture kine, shared by run and conform.
 type kineFlags struct {
-	version, binary string
+	version, binary, backend string
 }
 
 func (k *kineFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&k.version, "kine-version", binaries.DefaultKineVersion, "--fixture kine: kine release to build from the Go module proxy")
 	fs.StringVar(&k.binary, "kine-binary", "", "--fixture kine: use this kine binary instead of building one")
+	fs.StringVar(&k.backend, "kine-backend", kine.BackendSQLite, "--fixture kine: where kine keeps its data: "+strings.Join(kine.Backends(), ", ")+" (a server vigil starts on loopback, installed from Debian's packages on first use)")
+}
+
+// check validates the backend.
+func (k kineFlags) check() error {
+	if !slices.Contains(kine.Backends(), k.backend) {
+		return usageError("--kine-backend %q: want %s", k.backend, strings.Join(kine.Backends(), ", "))
+	}
+	return nil
 }
 
 // newKine builds (or finds) kine and returns its fixture, not started.
@@ -31,7 +42,7 @@ func (k kineFlags) newKine(ctx context.Context, dir string, net fixtures.Network
 	if k.binary != "" {
 		v = "a binary given with --kine-binary"
 	}
-	return kine.New(kine.Config{Binary: bin, Version: v, Dir: dir, Network: net}), nil
+	return kine.New(kine.Config{Binary: bin, Version: v, Dir: dir, Network: net, Backend: k.backend, Progress: os.Stderr}), nil
 }
 
 // startConformKine starts kine over SQLite in dir for the probes.
@@ -40,11 +51,12 @@ func startConformKine(ctx context.Context, k kineFlags, dir string) ([]string, s
 	if err != nil {
 		return nil, "", nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	// A first use may install a database server: minutes.
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := srv.Start(sctx); err != nil {
 		srv.Stop()
 		return nil, "", nil, err
 	}
-	return srv.Endpoints(), "kine " + k.version + " over SQLite, started by vigil", func() { srv.Stop() }, nil
+	return srv.Endpoints(), "kine " + k.version + " over " + k.backend + ", started by vigil", func() { srv.Stop() }, nil
 }

@@ -100,8 +100,10 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		return nil, nil, usageError("--target %q: want etcd or kube", f.target)
 	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external" && f.fixture != "kine":
 		return nil, nil, usageError("--fixture %q: want process, docker, kine or external", f.fixture)
-	case f.fixture != "kine" && (set["kine-version"] != "" || set["kine-binary"] != ""):
-		return nil, nil, usageError("--kine-version and --kine-binary go with --fixture kine")
+	case f.fixture != "kine" && (set["kine-version"] != "" || set["kine-binary"] != "" || set["kine-backend"] != ""):
+		return nil, nil, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+	case f.kine.check() != nil:
+		return nil, nil, f.kine.check()
 	case f.fixture == "kine" && set["members"] != "" && f.members != 1:
 		return nil, nil, usageError("--fixture kine runs one kine process; --members %d does not apply", f.members)
 	case f.fixture == "external" && f.endpoints == "":

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/suites/conformance"
+)
+
+// The probes against kine (v0.17.5 over SQLite, built from the module
+// proxy) give the verdicts measured and written up in
+// docs/findings/kine.md: passes, failures that are minimal
+// reproductions, refusals as unsupported, and the version limitation
+// kine documents. If a kine release changes any of them, this test says
+// which, and the findings need a new look.
+func TestConformKine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kine")
+	}
+	g := NewWithT(t)
+	out := filepath.Join(t.TempDir(), "conform")
+	res := vigil(t, 5*time.Minute, "conform", "--fixture", "kine", "--reference", "none", "--out", out)
+	g.Expect(res.code).To(Equal(exitFail), "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var rep conformance.Report
+	g.Expect(json.Unmarshal(b, &rep)).To(Succeed())
+	got := map[string]conformance.Verdict{}
+	for _, r := range rep.Results {
+		got[r.Name] = r.Verdict
+	}
+	for name, want := range map[string]conformance.Verdict{
+		"kv/put-header-revision":   conformance.Pass,
+		"compaction/read-below":    conformance.Pass, // kine runs with --compact-min-retain 0
+		"kv/range-from-key":        conformance.Fail,
+		"kv/empty-key-put":         conformance.Fail,
+		"watch/no-prev-kv-unasked": conformance.Fail,
+		"compaction/watch-at":      conformance.Fail,
+		"kv/version-counts-writes": conformance.Documented,
+		"watch/is-create":          conformance.Documented,
+		"txn/compare-value-equal":  conformance.Unsupported,
+		"lease/revoke-unknown":     conformance.Unsupported,
+		"kv/delete-range":          conformance.Unsupported,
+	} {
+		g.Expect(got[name]).To(Equal(want), name)
+	}
+	g.Expect(res.stdout).To(ContainSubstring("documented limitation"))
+	assertNothingLeft(t, out)
+}
+
+// A chaos-free run against kine: the capabilities it refuses are asked
+// for first and recorded, the workload keeps to what it serves (so the
+// system stays available), the checks that need a refused capability say
+// skipped with kine's words, and the deviations that show in every run
+// (watch filters ignored, versions not kept) fail their checks.
+func TestRunKine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kine")
+	}
+	g := NewWithT(t)
+	out := filepath.Join(t.TempDir(), "run")
+	res := vigil(t, 5*time.Minute, "run", "--fixture", "kine", "--duration", "8s", "--seed", "3", "--out", out)
+	g.Expect(res.code).To(Equal(exitFail), "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	g.Expect(res.stderr).To(ContainSubstring("the target refuses"))
+	r := readResult(t, filepath.Join(out, "result.json"))
+	v := verdicts(r)
+	g.Expect(v["run/availability"]).To(Equal("pass"))
+	g.Expect(v["watch/filter"]).To(Equal("fail"))
+	g.Expect(v["watch/is-create"]).To(Equal("fail"))
+	g.Expect(v["kv/serializable-sane"]).To(Equal("skipped"))
+	for _, c := range r.Checks {
+		if c.Name == "kv/serializable-sane" {
+			g.Expect(c.Reason).To(ContainSubstring("refuses serializable reads"))
+		}
+	}
+	h, err := history.Load(filepath.Join(out, history.FileName))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Meta.Target.Fixture).To(Equal("kine"))
+	g.Expect(h.Meta.Refuses).To(HaveKey("delete"))
+	g.Expect(h.Meta.Refuses).To(HaveKey("txn"))
+	assertNothingLeft(t, out)
+}
