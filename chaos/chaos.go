@@ -80,6 +80,7 @@ type Needs struct {
 	Members    int    // at least this many members
 	Processes  bool   // a fixture that owns the member processes
 	Links      bool   // vigil's network on the links (proxies)
+	Peers      bool   // links between members (kine, one process, has none)
 	Failpoints bool   // members running a gofail build
 	Failpoint  string // this failpoint in that build (implies Failpoints)
 	Membership bool   // a fixture that can remove and add members
@@ -95,6 +96,9 @@ func (n Needs) String() string {
 	}
 	if n.Links {
 		parts = append(parts, "vigil's network on the links")
+	}
+	if n.Peers && n.Members <= 1 {
+		parts = append(parts, "peer links")
 	}
 	if n.Failpoint != "" {
 		parts = append(parts, "failpoint build with "+n.Failpoint)
@@ -151,6 +155,9 @@ func (n Needs) Unmet(env *Env) error {
 	if n.APIServers && (env.APIServers == nil || len(env.APIServers.APIServerNames()) == 0) {
 		return fmt.Errorf("needs kube-apiserver replicas run by vigil (vigil run --target kube with the process fixture)")
 	}
+	if n.Peers && !hasPeers(env.Fixture.Members()) {
+		return fmt.Errorf("needs links between members; this system has none (kine is one process)")
+	}
 	if n.Database && (env.Database == nil || env.Database.DatabaseName() == "") {
 		return fmt.Errorf("needs a database server vigil runs under the system (vigil run --fixture kine --kine-backend postgres or mysql)")
 	}
@@ -158,6 +165,15 @@ func (n Needs) Unmet(env *Env) error {
 		return fmt.Errorf("needs at least %d members, the cluster has %d", n.Members, m)
 	}
 	return nil
+}
+
+func hasPeers(ms []fixtures.Member) bool {
+	for _, m := range ms {
+		if m.PeerURL != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Injected is a fault in place: whom it hit, and how to undo it.

@@ -33,7 +33,7 @@ const healWait = 20 * time.Second
 
 func (p partition) Name() string     { return p.name }
 func (p partition) Describe() string { return p.describe }
-func (p partition) Needs() Needs     { return Needs{Links: true, Members: p.members} }
+func (p partition) Needs() Needs     { return Needs{Links: true, Peers: true, Members: p.members} }
 
 func (p partition) Inject(ctx context.Context, env *Env, pick uint32) (Injected, error) {
 	if err := p.Needs().Unmet(env); err != nil {
@@ -175,7 +175,7 @@ type linkFault struct {
 
 func (f linkFault) Name() string     { return f.name }
 func (f linkFault) Describe() string { return f.describe }
-func (f linkFault) Needs() Needs     { return Needs{Links: true} }
+func (f linkFault) Needs() Needs     { return Needs{Links: true, Peers: f.kind == "peer"} }
 
 func (f linkFault) Inject(ctx context.Context, env *Env, pick uint32) (Injected, error) {
 	if err := f.Needs().Unmet(env); err != nil {

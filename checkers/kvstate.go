@@ -40,6 +40,9 @@ type keyspace struct {
 	quiet [][]span
 	// pins holds what watches saw written at (revision, key).
 	pins map[revKeyIdx]int32
+	// noVersions: the target documents that it keeps no versions, so a
+	// returned version of 0 is not compared (history.LimitationNoVersions).
+	noVersions bool
 	// evidence holds what proves each quiet span, for explanations.
 	evidence map[int32][]evidence
 	// prefix is stripped from keys in descriptions.

@@ -215,6 +215,9 @@ func (m kvModel) compareKVs(s *kvState, what string, want []int32, got []history
 			if keysOnly {
 				kv.Value = ""
 			}
+			if m.ks.noVersions && j < len(got) && got[j].Version == 0 {
+				kv.Version = 0 // documented: the target keeps no versions
+			}
 			w = &kv
 		}
 		var g *history.KV

@@ -18,6 +18,7 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	p := &linPrep{figures: map[string]float64{"operations": float64(len(h.Operations))}}
 	ks := &keyspace{index: map[string]int32{}, valueIdx: map[string]int32{}, writer: map[string]int64{},
 		taken: map[int64]int64{}, prefix: h.Meta.Prefix}
+	_, ks.noVersions = h.Meta.Limitations[history.LimitationNoVersions]
 	p.ks = ks
 
 	// Every value any put tried to write, and who tried.

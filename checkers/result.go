@@ -25,6 +25,11 @@ const (
 	// Skipped: the check had nothing to judge in this history, or the target
 	// does not support what it needs. Reason says which.
 	Skipped Verdict = "skipped"
+	// Documented: the history departs from the guarantee only in a way the
+	// target's own documentation or code states (the history's
+	// limitations, e.g. kine keeps no key versions). Reason quotes it;
+	// any other departure is still a failure.
+	Documented Verdict = "limitation"
 )
 
 // Result is one named check's verdict with its evidence.

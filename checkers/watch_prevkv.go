@@ -153,6 +153,10 @@ func CheckWatchIsCreate(h *history.History, cfg Config) Result {
 	var n eventCounts
 	var tl *timeline
 	prefix := h.Meta.Prefix
+	// A target that documents that it keeps no versions sends version 0;
+	// such events are judged on is_create and create revision alone.
+	noVersions, versionsDocumented := h.Meta.Limitations[history.LimitationNoVersions]
+	versionZero := 0
 	for _, w := range h.Watches {
 		for ri := range w.Responses {
 			evs := w.Responses[ri].Events
@@ -178,7 +182,9 @@ func CheckWatchIsCreate(h *history.History, cfg Config) Result {
 					}
 					continue
 				}
-				if byRev, byVersion := ev.KV.CreateRevision == rev, ev.KV.Version == 1; ev.IsCreate != byRev || ev.IsCreate != byVersion {
+				if versionsDocumented && ev.KV.Version == 0 && ev.IsCreate == (ev.KV.CreateRevision == rev) {
+					versionZero++
+				} else if byRev, byVersion := ev.KV.CreateRevision == rev, ev.KV.Version == 1; ev.IsCreate != byRev || ev.IsCreate != byVersion {
 					report(" whose fields disagree on whether it is a create: "+fields(),
 						"is_create = (create revision = mod revision) = (version = 1)", fields())
 					continue
@@ -206,6 +212,12 @@ func CheckWatchIsCreate(h *history.History, cfg Config) Result {
 	n.into(figures)
 	if n.events == 0 {
 		return skipped(NameWatchIsCreate, noEventsReason(h), figures)
+	}
+	if versionZero > 0 {
+		figures["events_with_version_0"] = float64(versionZero)
+		if col.total == 0 {
+			return documented(NameWatchIsCreate, fmt.Sprintf("%d events carried version 0, which etcd never sends for a live key; the target documents it: %s", versionZero, noVersions), figures)
+		}
 	}
 	return col.result(NameWatchIsCreate, figures)
 }

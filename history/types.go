@@ -256,6 +256,10 @@ type Target struct {
 	Endpoints []string `json:"endpoints,omitempty"`
 }
 
+// LimitationNoVersions: the target keeps no per-key version (every
+// version it returns is 0).
+const LimitationNoVersions = "no-versions"
+
 // Meta is the first record of every history.
 type Meta struct {
 	Format   int               `json:"format"`
@@ -266,6 +270,10 @@ type Meta struct {
 	Prefix   string            `json:"prefix"`  // every key the workload touches starts with it
 	Flags    map[string]string `json:"flags,omitempty"`
 	Supports []string          `json:"supports,omitempty"` // what the target declared it supports
+	// Limitations are departures from etcd that the target documents
+	// (LimitationNoVersions, ...), with where it says so; checks report
+	// what they alone explain as a documented limitation.
+	Limitations map[string]string `json:"limitations,omitempty"`
 	// Refuses names what the target refused when asked before the run
 	// (capabilities such as "delete", "txn", "hashkv"), with its words.
 	Refuses map[string]string `json:"refuses,omitempty"`

@@ -57,6 +57,8 @@ func WriteJUnit(dir string, r Result) error {
 			tc.Error = "unknown: " + c.Reason
 		case c.Verdict == checkers.Skipped:
 			tc.Skipped = c.Reason
+		case c.Verdict == checkers.Documented:
+			tc.Skipped = "documented limitation: " + c.Reason
 		}
 		cases = append(cases, tc)
 	}

@@ -100,8 +100,13 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	for _, f := range etcdtarget.Supports() {
 		supports = append(supports, string(f))
 	}
+	var limits map[string]string
+	if l, ok := fx.(interface{ Limitations() map[string]string }); ok {
+		limits = l.Limitations()
+	}
 	rec := history.NewRecorder(history.Meta{Vigil: cfg.Vigil, Target: fx.Describe(), Seed: cfg.Seed,
-		Started: clock.Base(), Prefix: cfg.Workload.Prefix, Flags: cfg.Flags, Supports: supports, Refuses: refused}, clock, w)
+		Started: clock.Base(), Prefix: cfg.Workload.Prefix, Flags: cfg.Flags, Supports: supports, Refuses: refused,
+		Limitations: limits}, clock, w)
 
 	wrap := cfg.Wrap
 	if cfg.Sabotage != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/vigil-suite/vigil/chaos"
@@ -34,11 +35,11 @@ func cmdFaults(args []string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAULT\tNEEDS\tHERE\tWHAT")
+	fmt.Fprintln(tw, "FAULT\tNEEDS\tHERE\tKINE\tWHAT")
 	for _, inj := range chaos.All() {
 		// Every other injector acts on local processes, through the client
 		// or through vigil's proxies, which the process fixture always offers.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inj.Name(), inj.Needs(), fp.here(inj.Needs()), inj.Describe())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inj.Name(), inj.Needs(), fp.here(inj.Needs()), kineHere(inj), inj.Describe())
 	}
 	return tw.Flush()
 }
@@ -74,6 +75,27 @@ func failpointsHere(version, binary string) (failpointBuild, error) {
 		return failpointBuild{}, err
 	}
 	return failpointBuild{names: names, of: "etcd " + version}, nil
+}
+
+// kineHere is the KINE column: whether the fault applies to --fixture
+// kine, one kine process over SQLite or a database server vigil runs.
+func kineHere(inj chaos.Injector) string {
+	n := inj.Needs()
+	switch {
+	case n.Failpoints || n.Failpoint != "":
+		return "no: etcd builds only"
+	case n.Members > 1 || n.Membership:
+		return "no: kine is one process"
+	case n.Peers:
+		return "no: kine has no peers"
+	case n.Docker || n.APIServers:
+		return "no"
+	case n.Database:
+		return "yes, with --kine-backend postgres|mysql"
+	case strings.HasPrefix(inj.Name(), "defrag-"):
+		return "no: kine refuses Defragment"
+	}
+	return "yes"
 }
 
 // here is the HERE column for an injector with these needs.

@@ -3,6 +3,8 @@ package conformance
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/vigil-suite/vigil/fixtures/kine"
 )
 
 // A Limitation is a way a target departs from etcd that its own
@@ -44,9 +46,8 @@ func ApplyLimitations(results []Result, lims []Limitation) []Result {
 // unsupported already.
 func KineLimitations() []Limitation {
 	return []Limitation{{
-		Probes: []string{"kv/version-counts-writes", "kv/range-keys-only", "watch/is-create"},
-		Reason: "kine does not track key versions, only revisions (its comment in pkg/server/compact.go: " +
-			"\"kine does not actually track key versions, only revisions\"): every key's version is 0",
+		Probes:   []string{"kv/version-counts-writes", "kv/range-keys-only", "watch/is-create"},
+		Reason:   kine.NoVersions,
 		Explains: func(r Result) bool { return versionsAllZero(r.Transcript) },
 	}}
 }
