@@ -118,7 +118,7 @@ func leaseProbes() []EtcdProbe {
 // EtcdProbes lists every etcd probe, by area.
 func EtcdProbes() []EtcdProbe {
 	var all []EtcdProbe
-	for _, area := range [][]EtcdProbe{kvProbes(), revisionProbes(), txnProbes(), compactionProbes(), watchProbes(), leaseProbes()} {
+	for _, area := range [][]EtcdProbe{kvProbes(), revisionProbes(), txnProbes(), storageProbes(), compactionProbes(), watchProbes(), leaseProbes()} {
 		all = append(all, area...)
 	}
 	return all
