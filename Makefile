@@ -1,7 +1,7 @@
 # vigil: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: vigil run test bench vet clean conform bugs
+.PHONY: vigil run test bench vet clean conform bugs kine
 
 vigil:
 	$(GO) build -o vigil ./cmd/vigil
@@ -29,6 +29,20 @@ conform: vigil
 # it and the release that fixed it (about 30-40 minutes on 2 cores).
 bugs: vigil
 	./vigil bugs run --out runs/bugs-matrix
+
+# The kine sweep of docs/findings/kine.md: the probes on each backend, a
+# 60 s run with faults on each, and the etcd control run with the same
+# workload and faults (about 10 minutes). kine fails, as measured; the
+# control must pass.
+KINE_FAULTS = kill-leader,pause-leader,watch-drop,compact-storm,client-reset
+kine: vigil
+	-./vigil conform --fixture kine --reference none --out runs/kine/conform-sqlite
+	-./vigil conform --fixture kine --kine-backend postgres --reference none --out runs/kine/conform-postgres
+	-./vigil conform --fixture kine --kine-backend mysql --reference none --out runs/kine/conform-mysql
+	-./vigil run --fixture kine --duration 60s --seed 11 --fault-interval 8s --faults $(KINE_FAULTS) --out runs/kine/run-sqlite
+	-./vigil run --fixture kine --kine-backend postgres --duration 60s --seed 11 --fault-interval 8s --faults $(KINE_FAULTS),kill-database,pause-database --out runs/kine/run-postgres
+	-./vigil run --fixture kine --kine-backend mysql --duration 60s --seed 11 --fault-interval 8s --faults $(KINE_FAULTS),kill-database,pause-database --out runs/kine/run-mysql
+	./vigil run --members 1 --workload kube-like --duration 60s --seed 11 --fault-interval 8s --faults $(KINE_FAULTS) --out runs/kine/control-etcd
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
