@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
@@ -182,6 +183,11 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 			env.Membership = m
 		}
 		setKubeEnv(env, fx)
+		if s, ok := fx.(interface{ Store() kubeapiserver.Store }); ok {
+			if db, ok := s.Store().(chaos.Database); ok {
+				env.Database = db // kine's database server under the API servers
+			}
+		}
 		if wl.Etcd != nil {
 			// chaos's own etcd client, for the compactions a fault sends.
 			cc, err := wl.etcdClient()

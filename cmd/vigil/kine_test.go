@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,31 @@ func TestRunKine(t *testing.T) {
 	g.Expect(h.Meta.Target.Fixture).To(Equal("kine"))
 	g.Expect(h.Meta.Refuses).To(HaveKey("delete"))
 	g.Expect(h.Meta.Refuses).To(HaveKey("txn"))
+	assertNothingLeft(t, out)
+}
+
+// kube-apiserver over kine, as k3s runs it: the run is made end to end
+// (exit 0 or 1, never a setup error), every Kubernetes check gives a
+// verdict, the API stays available, and kine and the API server are gone
+// afterwards. Which checks fail is docs/findings/kine.md's business.
+func TestRunKubeOverKine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kine and kube-apiserver")
+	}
+	g := NewWithT(t)
+	out := filepath.Join(t.TempDir(), "run")
+	res := vigil(t, 6*time.Minute, "run", "--target", "kube", "--store", "kine", "--duration", "10s", "--seed", "3", "--out", out)
+	g.Expect(res.code).To(BeElementOf(exitPass, exitFail), "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	r := readResult(t, filepath.Join(out, "result.json"))
+	g.Expect(r.Target.Kind).To(Equal("kube"))
+	v := verdicts(r)
+	g.Expect(v["run/availability"]).To(Equal("pass"))
+	judged := 0
+	for name, verdict := range v {
+		if strings.HasPrefix(name, "kube/") && verdict != "skipped" {
+			judged++
+		}
+	}
+	g.Expect(judged).To(BeNumerically(">=", 15), "%v", v)
 	assertNothingLeft(t, out)
 }

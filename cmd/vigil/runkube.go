@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 // kubeFlags are the flags that only --target kube reads.
 type kubeFlags struct {
 	version, binary, featureGates, resourceName string
+	store                                       string // etcd or kine
 	resource                                    kube.Resource
 	apiservers                                  int
 	watchCache                                  bool
@@ -47,6 +49,7 @@ func (k *kubeFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&k.compactionInterval, "kube-compaction-interval", 0, "--target kube: the API servers' --etcd-compaction-interval (0: their default, 5m; negative: off)")
 	fs.StringVar(&k.resourceName, "resource", "configmaps", "--target kube: the collection the workload works on: configmaps, or crd (a custom resource vigil defines, vigilobjects.vigil.dev)")
 	fs.StringVar(&k.featureGates, "feature-gates", "", "--target kube: the API servers' --feature-gates, e.g. WatchList=false")
+	fs.StringVar(&k.store, "store", "etcd", "--target kube: what the API servers keep their data in: etcd, or kine (as k3s runs them; see --kine-backend)")
 	k.kubeServer.define(fs, " (implies --fixture external)")
 }
 
@@ -69,8 +72,18 @@ func checkKubeFlags(f *runFlags, set map[string]string) error {
 		return usageError("--server and --kubeconfig name a server you run; they go with --fixture external, not %q", f.fixture)
 	case f.fixture != "external" && k.credentials():
 		return usageError("--token, --ca-file and --insecure-skip-tls-verify are for --fixture external; vigil makes its own for the API servers it runs")
-	case f.fixture != "external" && f.members != 1 && f.members != 3 && f.members != 5:
+	case f.fixture != "external" && k.store != "kine" && f.members != 1 && f.members != 3 && f.members != 5:
 		return usageError("--members %d: want 1, 3 or 5", f.members)
+	case k.store != "etcd" && k.store != "kine":
+		return usageError("--store %q: want etcd or kine", k.store)
+	case k.store == "kine" && f.fixture != "process":
+		return usageError("--store kine runs kine under the API servers vigil starts: it needs the process fixture, not %q", f.fixture)
+	case k.store == "kine" && set["members"] != "" && f.members != 1:
+		return usageError("--store kine is one kine process; --members %d does not apply", f.members)
+	case k.store != "kine" && (set["kine-version"] != "" || set["kine-binary"] != "" || set["kine-backend"] != ""):
+		return usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine or --store kine")
+	case f.kine.check() != nil:
+		return f.kine.check()
 	case k.apiservers != 1 && k.apiservers != 2:
 		return usageError("--apiservers %d: want 1 or 2", k.apiservers)
 	case f.fixture == "external" && (set["apiservers"] != "" || set["watch-cache"] != "" || set["kube-compaction-interval"] != "" ||
@@ -87,6 +100,9 @@ func checkKubeFlags(f *runFlags, set map[string]string) error {
 	case f.sabotage != "" && !knownSabotage(f.sabotage, sabotage.TargetKube):
 		return usageError("--sabotage %q: not a mode of --target kube; its modes: %s (see vigil sabotage list)",
 			f.sabotage, strings.Join(sabotage.NamesFor(sabotage.TargetKube), ", "))
+	}
+	if k.store == "kine" {
+		f.members = 1
 	}
 	r, ok := kube.ResourceNamed(k.resourceName)
 	if !ok {
@@ -235,7 +251,17 @@ func newKubeFixture(ctx context.Context, f *runFlags, net fixtures.Network, logf
 	if err != nil {
 		return nil, err
 	}
-	return kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: f.out, Network: net, Logf: logf,
+	var store kubeapiserver.Store
+	if f.kube.store == "kine" {
+		abs, err := filepath.Abs(f.out)
+		if err != nil {
+			return nil, err
+		}
+		if store, err = f.kine.newKine(ctx, abs, net); err != nil {
+			return nil, err
+		}
+	}
+	return kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: f.out, Network: net, Logf: logf, Store: store,
 		Etcd: etcdproc.Config{Binary: etcdBin, Members: f.members, Version: f.etcdVersion, Failpoints: f.failpoints, Settings: f.settings},
 		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: f.kube.apiservers, Version: ver,
 			DisableWatchCache: !f.kube.watchCache, EtcdCompactionInterval: f.kube.compactionInterval,
