@@ -24,7 +24,8 @@ func cmdConform(args []string) (int, error) {
 	family := fs.String("target", "etcd", "API family: etcd or kube")
 	endpoints := fs.String("endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
 	var kn kineFlags
-	fixture := fs.String("fixture", "process", "--target etcd, when no --endpoints are given: what vigil starts to probe, process (etcd) or kine (kine over SQLite)")
+	fixture := fs.String("fixture", "process", "--target etcd, when no --endpoints are given: what vigil starts to probe: process (etcd), kine, or command (your server, from --command)")
+	commandLine := fs.String("command", "", "--fixture command: your etcd-API server's command line, with {client_port} (and optionally {data_dir})")
 	kn.define(fs)
 	limits := fs.String("limitations", "", "whose documented departures from etcd to report as documented limitations rather than failures: none or kine (default kine with --fixture kine, else none)")
 	etcdVersion := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
@@ -58,10 +59,12 @@ func cmdConform(args []string) (int, error) {
 			}
 		}
 		switch {
-		case *fixture != "process" && *fixture != "kine":
-			return exitSetup, usageError("--fixture %q: want process (etcd) or kine", *fixture)
-		case *fixture == "kine" && *endpoints != "":
-			return exitSetup, usageError("--fixture kine starts a kine to probe; --endpoints probes a server you run: give one of them")
+		case *fixture != "process" && *fixture != "kine" && *fixture != "command":
+			return exitSetup, usageError("--fixture %q: want process (etcd), kine or command", *fixture)
+		case *fixture != "process" && *endpoints != "":
+			return exitSetup, usageError("--fixture %s starts a server to probe; --endpoints probes a server you run: give one of them", *fixture)
+		case (*fixture == "command") != (*commandLine != ""):
+			return exitSetup, usageError("--fixture command and --command go together")
 		case kn.check() != nil:
 			return exitSetup, kn.check()
 		case *limits != "" && *limits != "none" && *limits != "kine":
@@ -115,6 +118,9 @@ func cmdConform(args []string) (int, error) {
 		start := func(dir string) ([]string, string, func(), error) {
 			eps, stop, err := startConformEtcd(ctx, *etcdVersion, dir)
 			return eps, "etcd " + *etcdVersion + " started by vigil", stop, err
+		}
+		if *fixture == "command" {
+			start = func(dir string) ([]string, string, func(), error) { return startConformCommand(ctx, *commandLine, dir) }
 		}
 		if *fixture == "kine" {
 			start = func(dir string) ([]string, string, func(), error) { return startConformKine(ctx, kn, dir) }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
+	"github.com/vigil-suite/vigil/fixtures/command"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/history"
 )
 
 // kineFlags are the flags of --fixture kine, shared by run and conform.
@@ -59,4 +61,30 @@ func startConformKine(ctx context.Context, k kineFlags, dir string) ([]string, s
 		return nil, "", nil, err
 	}
 	return srv.Endpoints(), "kine " + k.version + " over " + k.backend + ", started by vigil", func() { srv.Stop() }, nil
+}
+
+// newCommandFixture is --fixture command: any etcd-API server started
+// from --command, with {client_port} and {data_dir} filled in.
+func newCommandFixture(line, dir string, net fixtures.Network) (*command.Server, error) {
+	bin, args, err := command.ParseCommand(line)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return command.New(command.Config{Name: "server-0", Binary: bin, Args: args, Dir: dir, Network: net,
+		Target: history.Target{Kind: "etcd", Fixture: "command"}}), nil
+}
+
+// startConformCommand starts the --command server in dir for the probes.
+func startConformCommand(ctx context.Context, line, dir string) ([]string, string, func(), error) {
+	srv, err := newCommandFixture(line, dir, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := srv.Start(sctx); err != nil {
+		srv.Stop()
+		return nil, "", nil, err
+	}
+	return srv.Endpoints(), "the server of --command, started by vigil", func() { srv.Stop() }, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/suites/conformance"
 )
@@ -118,4 +119,31 @@ func TestRunKubeOverKine(t *testing.T) {
 	}
 	g.Expect(judged).To(BeNumerically(">=", 15), "%v", v)
 	assertNothingLeft(t, out)
+}
+
+// --fixture command plugs in any etcd-API server by its command line;
+// here kine's, so the verdicts are known. A command line without
+// {client_port} is a usage error that says what is missing.
+func TestConformCommandFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kine")
+	}
+	g := NewWithT(t)
+	bin, ok, err := binaries.KineCached(binaries.KineOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	if !ok {
+		t.Fatalf("kine %s is not built (TestMain builds it)", binaries.DefaultKineVersion)
+	}
+	out := filepath.Join(t.TempDir(), "conform")
+	line := bin + " --listen-address 127.0.0.1:{client_port} --endpoint sqlite://{data_dir}/state.db --metrics-bind-address 0"
+	res := vigil(t, 3*time.Minute, "conform", "--fixture", "command", "--command", line, "--reference", "none",
+		"--only", "kv/put-header-revision,watch/filter-noput-storage", "--out", out)
+	g.Expect(res.code).To(Equal(exitFail), "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	g.Expect(res.stdout).To(MatchRegexp(`kv/put-header-revision\s+PASS`))
+	g.Expect(res.stdout).To(MatchRegexp(`watch/filter-noput-storage\s+FAIL`))
+	assertNothingLeft(t, out)
+
+	res = vigil(t, time.Minute, "conform", "--fixture", "command", "--command", bin+" --listen-address 127.0.0.1:2379", "--out", out+"-bad")
+	g.Expect(res.code).To(Equal(exitSetup))
+	g.Expect(res.stderr).To(ContainSubstring("{client_port}"))
 }

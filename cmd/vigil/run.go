@@ -37,6 +37,7 @@ type runFlags struct {
 	kube                                                                       kubeFlags // --target kube (runkube.go)
 	settings                                                                   fixtures.EtcdSettings
 	conform                                                                    bool
+	command                                                                    string // --fixture command
 	kine                                                                       kineFlags // --fixture kine (kine.go)
 }
 
@@ -44,7 +45,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	f := &runFlags{workload: suites.DefaultWorkload()}
 	fs := flag.NewFlagSet("vigil run", flag.ContinueOnError)
 	fs.StringVar(&f.target, "target", "etcd", "API family of the system under test: etcd or kube")
-	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes), docker (one container per member, see fixtures/containers), kine (kine over SQLite, one process) or external (your own cluster, see --endpoints)")
+	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes), docker (one container per member, see fixtures/containers), kine (kine over SQLite, PostgreSQL or MySQL), command (your server, from --command) or external (your own cluster, see --endpoints)")
 	fs.IntVar(&f.members, "members", 3, "cluster size for the process and docker fixtures: 1, 3 or 5")
 	fs.StringVar(&f.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version to build from the Go module proxy (e.g. v3.5.17, v3.6.16, v3.7.3, v3.4.25)")
 	fs.StringVar(&f.etcdBinary, "etcd-binary", "", "use this etcd binary instead of building one")
@@ -74,6 +75,7 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.DurationVar(&f.maxUnavailable, "max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	f.kube.define(fs)
 	f.kine.define(fs)
+	fs.StringVar(&f.command, "command", "", "--fixture command: the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil, nil, err
@@ -98,17 +100,19 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		}
 	case f.target != "etcd":
 		return nil, nil, usageError("--target %q: want etcd or kube", f.target)
-	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external" && f.fixture != "kine":
-		return nil, nil, usageError("--fixture %q: want process, docker, kine or external", f.fixture)
+	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external" && f.fixture != "kine" && f.fixture != "command":
+		return nil, nil, usageError("--fixture %q: want process, docker, kine, command or external", f.fixture)
+	case (f.fixture == "command") != (f.command != ""):
+		return nil, nil, usageError("--fixture command and --command go together: --fixture command --command \"/path/to/server --listen 127.0.0.1:{client_port}\"")
 	case f.fixture != "kine" && (set["kine-version"] != "" || set["kine-binary"] != "" || set["kine-backend"] != ""):
 		return nil, nil, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
 	case f.kine.check() != nil:
 		return nil, nil, f.kine.check()
-	case f.fixture == "kine" && set["members"] != "" && f.members != 1:
-		return nil, nil, usageError("--fixture kine runs one kine process; --members %d does not apply", f.members)
+	case (f.fixture == "kine" || f.fixture == "command") && set["members"] != "" && f.members != 1:
+		return nil, nil, usageError("--fixture %s runs one process; --members %d does not apply", f.fixture, f.members)
 	case f.fixture == "external" && f.endpoints == "":
 		return nil, nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
-	case f.fixture != "external" && f.fixture != "kine" && f.members != 1 && f.members != 3 && f.members != 5:
+	case f.fixture != "external" && f.fixture != "kine" && f.fixture != "command" && f.members != 1 && f.members != 3 && f.members != 5:
 		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
 	case f.faults != "" && f.scheduleFile != "":
 		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
@@ -153,13 +157,14 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		f.failpoints = true
 		set["failpoints"] = "true"
 	}
-	if f.fixture == "kine" {
+	oneProcess := f.fixture == "kine" || f.fixture == "command"
+	if oneProcess {
 		f.members = 1
 	}
-	if f.failpoints && (f.fixture == "external" || f.fixture == "kine") {
+	if f.failpoints && (f.fixture == "external" || oneProcess) {
 		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process or docker fixture")
 	}
-	if !f.settings.IsZero() && (f.fixture == "external" || f.fixture == "kine") {
+	if !f.settings.IsZero() && (f.fixture == "external" || oneProcess) {
 		return nil, nil, usageError("--snapshot-count, --compaction-batch-limit and --watch-progress-notify-interval set the members vigil starts: they need the process or docker fixture")
 	}
 	if f.fixture == "docker" {
@@ -201,8 +206,8 @@ func cmdRun(args []string) (int, error) {
 	case f.fixture == "docker":
 		// The containers' own network: set up with the fixture, below.
 	case f.schedule.NeedsLinks():
-		if f.fixture != "process" && f.fixture != "kine" {
-			return exitSetup, setupFailed(f, usageError("network faults need the process or kine fixture"))
+		if f.fixture != "process" && f.fixture != "kine" && f.fixture != "command" {
+			return exitSetup, setupFailed(f, usageError("network faults need the process, kine or command fixture"))
 		}
 		pn := chaos.NewProxyNet(f.seed)
 		defer pn.Close()
@@ -303,6 +308,8 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
 	case "kine":
 		return f.kine.newKine(ctx, f.out, net)
+	case "command":
+		return newCommandFixture(f.command, f.out, net)
 	}
 	if f.fixture == "docker" {
 		// Before a build of minutes: without an engine there is no point.
