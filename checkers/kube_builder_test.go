@@ -209,13 +209,13 @@ type kcase struct {
 	build func(b *kb)
 }
 
-func runKubeCases(t *testing.T, check func(*history.History, Config) Result, sentinel error, cases []kcase) {
+func runKubeCases(t *testing.T, run func(*history.History, Config) Result, sentinel error, cases []kcase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := newKB()
 			c.build(b)
-			r := check(b.h, DefaultConfig())
+			r := run(b.h, DefaultConfig())
 			if r.Verdict != c.want {
 				t.Fatalf("verdict %s (%s), want %s; violations %s", r.Verdict, r.Reason, c.want, violationTexts(r.Violations))
 			}

@@ -18,7 +18,7 @@ func CheckKubeRVFormat(h *history.History, cfg Config) Result {
 	judged := 0
 	// what describes the record, called only for a violation (the
 	// descriptions of a million good RVs would cost more than the check).
-	check := func(rv string, what func() string, v func() Violation) {
+	checkRV := func(rv string, what func() string, v func() Violation) {
 		judged++
 		if wellFormedRV(rv) {
 			return
@@ -41,14 +41,14 @@ func CheckKubeRVFormat(h *history.History, cfg Config) Result {
 			return func() Violation { v := base; v.Key = key; return v }
 		}
 		if r.Object != nil && o.Request.Verb != history.KubeDelete {
-			check(r.Object.ResourceVersion, func() string { return fmt.Sprintf("%s: the answer's %s", opText(o), r.Object.Name) },
+			checkRV(r.Object.ResourceVersion, func() string { return fmt.Sprintf("%s: the answer's %s", opText(o), r.Object.Name) },
 				about(r.Object.Name))
 		}
 		if o.Request.Verb == history.KubeList {
-			check(r.ListRV, func() string { return fmt.Sprintf("%s: the list", opText(o)) }, about(""))
+			checkRV(r.ListRV, func() string { return fmt.Sprintf("%s: the list", opText(o)) }, about(""))
 			for j := range r.Items {
 				it := &r.Items[j]
-				check(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", opText(o), it.Name) }, about(it.Name))
+				checkRV(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", opText(o), it.Name) }, about(it.Name))
 			}
 		}
 		if o.Request.Verb == history.KubeUpdate && o.Request.Object != nil && r.Object != nil {
@@ -70,7 +70,7 @@ func CheckKubeRVFormat(h *history.History, cfg Config) Result {
 			if e.Object == nil || e.Type == history.KubeError {
 				continue
 			}
-			check(e.Object.ResourceVersion, func() string { return fmt.Sprintf("watch %d event %d (%s)", w.ID, i, e.Type) },
+			checkRV(e.Object.ResourceVersion, func() string { return fmt.Sprintf("watch %d event %d (%s)", w.ID, i, e.Type) },
 				func() Violation {
 					return Violation{Watch: w.ID, Client: w.Client, Key: e.Object.Name,
 						KubeEvents: []history.KubeEventAt{kevAt(w, i)}}

@@ -124,8 +124,8 @@ func TestKubeLinearizableStaleListBlamesOnlyItself(t *testing.T) {
 	b.update(1, 20, 30, 10, a15)
 	b.get(2, 40, 50, "a", "", &a15)
 	stale := b.list(3, 60, 70, history.KubeRequest{}, 10, "", a10)
-	for _, check := range []func(*history.History, Config) Result{CheckKubeLinearizable, CheckKubeConsistentRead} {
-		r := check(b.h, DefaultConfig())
+	for _, run := range []func(*history.History, Config) Result{CheckKubeLinearizable, CheckKubeConsistentRead} {
+		r := run(b.h, DefaultConfig())
 		if r.Verdict != Fail || len(r.Violations) != 1 || !containsOp(r.Violations[0].Operations, stale) {
 			t.Errorf("%s: %s with %d violation(s), want one naming the stale list (operation %d): %s",
 				r.Name, r.Verdict, len(r.Violations), stale, violationTexts(r.Violations))

@@ -91,13 +91,13 @@ type kvCase struct {
 	msg    string
 }
 
-func runKVCases(t *testing.T, check func(*history.History, Config) Result, sentinel error, cases []kvCase) {
+func runKVCases(t *testing.T, run func(*history.History, Config) Result, sentinel error, cases []kvCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := newHB()
 			c.build(b)
-			r := check(b.h, DefaultConfig())
+			r := run(b.h, DefaultConfig())
 			if r.Verdict != c.want {
 				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.want, r.Violations)
 			}

@@ -21,13 +21,13 @@ type watchCase struct {
 	msg   string
 }
 
-func runWatchCases(t *testing.T, check func(*history.History, Config) Result, sentinel error, cases []watchCase) {
+func runWatchCases(t *testing.T, run func(*history.History, Config) Result, sentinel error, cases []watchCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := newHB()
 			c.build(b)
-			r := check(b.h, DefaultConfig())
+			r := run(b.h, DefaultConfig())
 			if r.Verdict != c.want {
 				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.want, r.Violations)
 			}
