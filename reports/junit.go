@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 )
 
 type junitSuites struct {
@@ -48,16 +48,16 @@ func WriteJUnit(dir string, r Result) error {
 	for _, c := range r.Checks {
 		tc := JUnitCase{Name: c.Name, Class: "vigil." + r.Target.Kind, Seconds: c.Elapsed.Seconds()}
 		switch {
-		case c.Should && c.Verdict == checkers.Fail:
+		case c.Should && c.Verdict == check.Fail:
 			// A SHOULD line: a warning, not a failed test.
 			tc.Out = "WARNING: " + violationText(c)
-		case c.Verdict == checkers.Fail:
+		case c.Verdict == check.Fail:
 			tc.Failure, tc.Detail = fmt.Sprintf("%d violation(s)", len(c.Violations)), violationText(c)
-		case c.Verdict == checkers.Unknown:
+		case c.Verdict == check.Unknown:
 			tc.Error = "unknown: " + c.Reason
-		case c.Verdict == checkers.Skipped:
+		case c.Verdict == check.Skipped:
 			tc.Skipped = c.Reason
-		case c.Verdict == checkers.Documented:
+		case c.Verdict == check.Documented:
 			tc.Skipped = "documented limitation: " + c.Reason
 		}
 		cases = append(cases, tc)
@@ -104,7 +104,7 @@ func WriteJUnitCases(path, suite string, seconds float64, cases []JUnitCase) err
 	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
-func violationText(c checkers.Result) string {
+func violationText(c check.Result) string {
 	var b strings.Builder
 	for _, v := range c.Violations {
 		writeViolation(&b, v, "")

@@ -5,14 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kube"
 	"github.com/vigil-suite/vigil/history"
 )
 
 // A Kubernetes violation shows the watch events that prove it, by watch
 // and index, with their type, object, RV and value.
 func TestTableShowsKubeEvidence(t *testing.T) {
-	results := []checkers.Result{{Name: checkers.NameKubeWatchFromRV, Verdict: checkers.Fail, Violations: []checkers.Violation{{
+	results := []check.Result{{Name: kube.NameWatchFromRV, Verdict: check.Fail, Violations: []check.Violation{{
 		Message: "watch 5 (client 3) missed the change of o-06 at RV 800", Watch: 5, Revision: 800, Operations: []int64{2252},
 		KubeEvents: []history.KubeEventAt{
 			{Index: 723, Event: history.KubeEvent{Watch: 5, Type: history.KubeAdded,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -18,16 +18,16 @@ func sampleResult() Result {
 	h.Add(history.Record{Op: &history.Operation{ID: 1, Request: history.Request{Kind: history.OpPut, Key: "k"}, Response: &history.Response{Revision: 2}}})
 	h.Add(history.Record{Op: &history.Operation{ID: 2, Request: history.Request{Kind: history.OpPut, Key: "k"}, Error: "timeout", Code: history.ErrUnknown}})
 	h.Add(history.Record{Fault: &history.Fault{ID: 1, Name: "kill-leader"}})
-	results := []checkers.Result{
-		{Name: "kv/linearizable", Verdict: checkers.Pass},
-		{Name: "watch/reliable", Verdict: checkers.Fail, Violations: []checkers.Violation{{
+	results := []check.Result{
+		{Name: "kv/linearizable", Verdict: check.Pass},
+		{Name: "watch/reliable", Verdict: check.Fail, Violations: []check.Violation{{
 			Guarantee: errors.New("watch/reliable"), Message: "watch 7 missed PUT k at revision 12",
 			Watch: 7, Revision: 12, Operations: []int64{55},
 			Events: []history.EventAt{{Watch: 7, Response: 3, Event: history.Event{Type: history.EventPut, KV: history.KV{Key: "k", Value: "1.2", ModRevision: 11}}}},
 		}}},
-		{Name: "watch/liveness", Verdict: checkers.Fail, Should: true, Violations: []checkers.Violation{{Message: "watch 3 never reached revision 99"}}},
-		{Name: "watch/bookmarkable", Verdict: checkers.Skipped, Reason: "no progress notifications"},
-		{Name: "kv/other", Verdict: checkers.Unknown, Reason: "budget ran out"},
+		{Name: "watch/liveness", Verdict: check.Fail, Should: true, Violations: []check.Violation{{Message: "watch 3 never reached revision 99"}}},
+		{Name: "watch/bookmarkable", Verdict: check.Skipped, Reason: "no progress notifications"},
+		{Name: "kv/other", Verdict: check.Unknown, Reason: "budget ran out"},
 	}
 	return Summarize(h, results, 2)
 }
@@ -46,8 +46,8 @@ func TestSummarize(t *testing.T) {
 // A failed SHOULD check is a warning: it neither fails the run nor the
 // JUnit test case.
 func TestShouldIsAWarning(t *testing.T) {
-	only := []checkers.Result{{Name: "a", Verdict: checkers.Pass}, {Name: "watch/liveness", Verdict: checkers.Fail, Should: true}}
-	if v := checkers.Overall(only); v != checkers.Pass {
+	only := []check.Result{{Name: "a", Verdict: check.Pass}, {Name: "watch/liveness", Verdict: check.Fail, Should: true}}
+	if v := check.Overall(only); v != check.Pass {
 		t.Fatalf("a failed SHOULD check made the run %s", v)
 	}
 	var b bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -44,17 +44,17 @@ type Result struct {
 	Target    history.Target    `json:"target"`
 	DurationS float64           `json:"duration_s"`
 	Stats     Stats             `json:"stats"`
-	Checks    []checkers.Result `json:"checks"`
+	Checks    []check.Result    `json:"checks"`
 	Files     map[string]string `json:"files,omitempty"`
 }
 
 // Summarize builds the result of a run from its history and check results.
 // durationS is the length of the workload in seconds.
-func Summarize(h *history.History, results []checkers.Result, durationS float64) Result {
-	r := Result{Verdict: string(checkers.Overall(results)), Seed: h.Meta.Seed, Target: h.Meta.Target,
+func Summarize(h *history.History, results []check.Result, durationS float64) Result {
+	r := Result{Verdict: string(check.Overall(results)), Seed: h.Meta.Seed, Target: h.Meta.Target,
 		DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
 	if r.Checks == nil {
-		r.Checks = []checkers.Result{}
+		r.Checks = []check.Result{}
 	}
 	for i := range h.Operations {
 		r.Stats.Operations++
@@ -90,11 +90,11 @@ func Summarize(h *history.History, results []checkers.Result, durationS float64)
 // 2 unknown, 3 the run could not be judged.
 func ExitCode(verdict string) int {
 	switch verdict {
-	case string(checkers.Pass):
+	case string(check.Pass):
 		return 0
-	case string(checkers.Fail):
+	case string(check.Fail):
 		return 1
-	case string(checkers.Unknown):
+	case string(check.Unknown):
 		return 2
 	}
 	return 3

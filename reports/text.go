@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -24,7 +24,7 @@ func Table(w io.Writer, r Result) {
 	fmt.Fprintf(w, "\n%-*s %-8s %8s  %s\n", width, "CHECK", "VERDICT", "TIME", "DETAIL")
 	for _, c := range r.Checks {
 		detail := c.Reason
-		if c.Verdict == checkers.Fail {
+		if c.Verdict == check.Fail {
 			detail = fmt.Sprintf("%d violation(s)", len(c.Violations))
 			if n, ok := c.Figures["violations"]; ok && int(n) > len(c.Violations) {
 				detail = fmt.Sprintf("%d violation(s), first %d kept", int(n), len(c.Violations))
@@ -53,7 +53,7 @@ func Table(w io.Writer, r Result) {
 		fmt.Fprintln(w)
 	}
 	for _, c := range r.Checks {
-		if c.Verdict != checkers.Fail {
+		if c.Verdict != check.Fail {
 			continue
 		}
 		if c.Should {
@@ -77,8 +77,8 @@ func Table(w io.Writer, r Result) {
 }
 
 // verdictWord is the table's verdict: a failed SHOULD check is a warning.
-func verdictWord(c checkers.Result) string {
-	if c.Should && c.Verdict == checkers.Fail {
+func verdictWord(c check.Result) string {
+	if c.Should && c.Verdict == check.Fail {
 		return "WARN"
 	}
 	return strings.ToUpper(string(c.Verdict))
@@ -102,7 +102,7 @@ func sortedKeys(m map[string]float64) []string {
 }
 
 // writeViolation prints one violation: its message, then the evidence.
-func writeViolation(w io.Writer, v checkers.Violation, indent string) {
+func writeViolation(w io.Writer, v check.Violation, indent string) {
 	fmt.Fprintf(w, "%s- %s\n", indent, v.Message)
 	if v.Want != "" || v.Got != "" {
 		fmt.Fprintf(w, "%s    want: %s\n%s    got:  %s\n", indent, v.Want, indent, v.Got)

@@ -6,7 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -19,10 +20,10 @@ const VisualizationFile = "linearizability.html"
 // it and the operations around it; for a pass, the history or its last
 // operations. Fault intervals are drawn on their own row. It returns the
 // path and what was drawn, or "" when there is nothing to draw.
-func WriteVisualization(dir string, h *history.History, results []checkers.Result, cfg checkers.Config) (string, string, error) {
+func WriteVisualization(dir string, h *history.History, results []check.Result, cfg check.Config) (string, string, error) {
 	drawn := false
 	for _, r := range results {
-		if r.Name == checkers.NameLinearizable && (r.Verdict == checkers.Pass || r.Verdict == checkers.Fail) {
+		if r.Name == linearizable.Name && (r.Verdict == check.Pass || r.Verdict == check.Fail) {
 			drawn = true
 		}
 	}
@@ -35,7 +36,7 @@ func WriteVisualization(dir string, h *history.History, results []checkers.Resul
 		return "", "", err
 	}
 	w := bufio.NewWriter(f)
-	v, err := checkers.VisualizeLinearizable(h, cfg, w, checkers.VisualizeOptions{})
+	v, err := linearizable.Visualize(h, cfg, w, linearizable.VisualizeOptions{})
 	if err == nil {
 		err = w.Flush()
 	}

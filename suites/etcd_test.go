@@ -8,7 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -37,15 +37,15 @@ func TestHealthyEtcdPasses(t *testing.T) {
 
 			wl := DefaultWorkload()
 			wl.Duration = 8 * time.Second
-			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 5, Vigil: "test", Workload: wl, Checks: checkers.DefaultConfig()})
+			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 5, Vigil: "test", Workload: wl, Checks: check.DefaultConfig()})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Interrupted).To(BeFalse())
 
 			for _, r := range out.Results {
-				g.Expect(r.Verdict).To(Or(Equal(checkers.Pass), Equal(checkers.Skipped)),
+				g.Expect(r.Verdict).To(Or(Equal(check.Pass), Equal(check.Skipped)),
 					"%s: %s %v", r.Name, r.Reason, r.Violations)
 			}
-			g.Expect(checkers.Overall(out.Results)).To(Equal(checkers.Pass))
+			g.Expect(check.Overall(out.Results)).To(Equal(check.Pass))
 
 			h := out.History
 			events := 0

@@ -11,7 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 )
@@ -42,13 +42,13 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 		dir := sabotageRunDir(t)
 		start := time.Now()
 		out, err := RunKube(ctx, fx, KubeConfig{Out: dir, Seed: seed, Vigil: "test", Workload: wl,
-			Checks: checkers.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(), Sabotage: mode})
+			Checks: check.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(), Sabotage: mode})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out.Interrupted).To(BeFalse())
 		t.Logf("run took %s", time.Since(start).Round(100*time.Millisecond))
 		return out
 	}
-	result := func(out *Outcome, name string) *checkers.Result {
+	result := func(out *Outcome, name string) *check.Result {
 		for i := range out.Results {
 			if out.Results[i].Name == name {
 				return &out.Results[i]
@@ -73,7 +73,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 			out := run(t, seed, "")
 			g.Expect(out.History.Faults).To(BeEmpty())
 			for _, r := range out.Results {
-				if r.Verdict == checkers.Fail {
+				if r.Verdict == check.Fail {
 					t.Logf("failing without sabotage: %s (%d violations), first: %s", r.Name, len(r.Violations), r.Violations[0].Message)
 				}
 			}
@@ -82,7 +82,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 				m, _ := sabotage.Lookup(name)
 				r := result(out, m.Check)
 				g.Expect(r).NotTo(BeNil(), "check %s is missing", m.Check)
-				g.Expect(r.Verdict).To(Equal(checkers.Pass), "%s without sabotage: %s\n%s", m.Check, r.Reason,
+				g.Expect(r.Verdict).To(Equal(check.Pass), "%s without sabotage: %s\n%s", m.Check, r.Reason,
 					describeViolations(r.Violations))
 			}
 		})
@@ -102,7 +102,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 				}
 				t.Logf("faults: %+v", faults)
 				for _, r := range out.Results {
-					if r.Verdict == checkers.Fail && r.Name != m.Check {
+					if r.Verdict == check.Fail && r.Name != m.Check {
 						tl.others[r.Name]++
 						t.Logf("also failing: %s (%d violations), first: %s", r.Name, len(r.Violations), r.Violations[0].Message)
 					}
@@ -113,7 +113,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 
 				r := result(out, m.Check)
 				g.Expect(r).NotTo(BeNil(), "(b) check %s is missing", m.Check)
-				g.Expect(r.Verdict).To(Equal(checkers.Fail), "(b) %s: %s", m.Check, r.Reason)
+				g.Expect(r.Verdict).To(Equal(check.Fail), "(b) %s: %s", m.Check, r.Reason)
 				tl.caught++
 
 				var why string
@@ -156,7 +156,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 // happened. v points at it when it names that call or watch (or cites one
 // of the watch's events) and, where both say, the same object and — for a
 // watch — the same resourceVersion.
-func kubePointsAt(h *history.History, f history.Fault, v checkers.Violation) string {
+func kubePointsAt(h *history.History, f history.Fault, v check.Violation) string {
 	client, _ := strconv.Atoi(f.Details["client"])
 	key := f.Details["key"]
 	rev, _ := strconv.ParseInt(f.Details["revision"], 10, 64)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
@@ -86,7 +87,7 @@ func TestKubeRun(t *testing.T) {
 				g.Expect(schedule.Steps).NotTo(BeEmpty())
 			}
 			out, err := RunKube(ctx, fx, KubeConfig{Out: dir, Seed: 7, Vigil: "test", Workload: wl,
-				Checks: checkers.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(),
+				Checks: check.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(),
 				Resource: c.resource, Schedule: schedule, Logf: t.Logf})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Interrupted).To(BeFalse())
@@ -102,9 +103,9 @@ func TestKubeRun(t *testing.T) {
 					// bookmarks without the watch cache).
 					continue
 				}
-				g.Expect(r.Verdict).To(Or(Equal(checkers.Pass), Equal(checkers.Skipped)), "%s: %s %v", r.Name, r.Reason, r.Violations)
+				g.Expect(r.Verdict).To(Or(Equal(check.Pass), Equal(check.Skipped)), "%s: %s %v", r.Name, r.Reason, r.Violations)
 			}
-			g.Expect(checkers.Overall(out.Results)).To(Equal(checkers.Pass))
+			g.Expect(check.Overall(out.Results)).To(Equal(check.Pass))
 			for _, v := range []history.KubeVerb{history.KubeCreate, history.KubeGet, history.KubeList, history.KubeUpdate, history.KubeDelete} {
 				g.Expect(f.Ops[v]).To(BeNumerically(">", 20), "calls of %s", v)
 			}

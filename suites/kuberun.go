@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
@@ -27,7 +27,7 @@ type KubeConfig struct {
 	Vigil    string
 	Flags    map[string]string
 	Workload KubeWorkloadConfig
-	Checks   checkers.Config
+	Checks   check.Config
 	// Servers are the API server replicas (URL, credentials, CA); the
 	// namespace is filled in by RunKube.
 	Servers []kube.Config

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
@@ -26,7 +27,7 @@ type Config struct {
 	Vigil    string // vigil's version, for the history's metadata
 	Flags    map[string]string
 	Workload WorkloadConfig
-	Checks   checkers.Config
+	Checks   check.Config
 	// Wrap, if set, wraps every client before it is recorded (sabotage).
 	Wrap Wrapper
 	// Sabotage, if set, names a sabotage mode (targets/sabotage): RunEtcd
@@ -49,7 +50,7 @@ type Config struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	History *history.History
-	Results []checkers.Result
+	Results []check.Result
 	// Elapsed is how long the workload ran (not counting setup and checks).
 	Elapsed time.Duration
 	// Interrupted: ctx ended before the workload finished; Results is empty.
@@ -152,7 +153,7 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 // the progress line, closes the history and, unless the run was cut short,
 // judges it. A run cut short by ctx is Interrupted, with its partial history.
 func runAndCheck(ctx context.Context, run func(context.Context) error, stopProgress func(), clock *history.Clock,
-	w *history.Writer, rec *history.Recorder, checks checkers.Config) (*Outcome, error) {
+	w *history.Writer, rec *history.Recorder, checks check.Config) (*Outcome, error) {
 	start := clock.Now()
 	runErr := run(ctx)
 	elapsed := clock.Now() - start
@@ -188,11 +189,11 @@ func sabotageWrapper(sab, outer Wrapper) Wrapper {
 
 // Check runs every checker that judges h (the etcd checks, or the
 // Kubernetes ones for a kube run) and measures each (checkers read no clock).
-func Check(h *history.History, cfg checkers.Config) []checkers.Result {
-	var results []checkers.Result
+func Check(h *history.History, cfg check.Config) []check.Result {
+	var results []check.Result
 	for _, c := range checkers.ForHistory(h) {
 		start := time.Now()
-		r := checkers.RunCheck(c, h, cfg)
+		r := check.Run(c, h, cfg)
 		r.Elapsed = time.Since(start)
 		results = append(results, r)
 	}

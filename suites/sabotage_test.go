@@ -14,7 +14,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
@@ -58,7 +58,7 @@ func TestSabotageIsCaught(t *testing.T) {
 		defer fx.Stop()
 		g.Expect(fx.Start(ctx)).To(Succeed())
 		out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: seed, Vigil: "test", Workload: wl,
-			Checks: checkers.DefaultConfig(), Sabotage: mode})
+			Checks: check.DefaultConfig(), Sabotage: mode})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out.Interrupted).To(BeFalse())
 		return out
@@ -70,11 +70,11 @@ func TestSabotageIsCaught(t *testing.T) {
 			g := NewWithT(t)
 			for _, r := range out.Results {
 				if !r.Should {
-					g.Expect(r.Verdict).To(Or(Equal(checkers.Pass), Equal(checkers.Skipped)),
+					g.Expect(r.Verdict).To(Or(Equal(check.Pass), Equal(check.Skipped)),
 						"%s: %s %v", r.Name, r.Reason, r.Violations)
 				}
 			}
-			g.Expect(checkers.Overall(out.Results)).To(Equal(checkers.Pass))
+			g.Expect(check.Overall(out.Results)).To(Equal(check.Pass))
 			g.Expect(out.History.Faults).To(BeEmpty())
 		})
 	}
@@ -104,7 +104,7 @@ func TestSabotageIsCaught(t *testing.T) {
 				}
 				t.Logf("faults: %+v", faults)
 				for _, r := range out.Results {
-					if r.Verdict == checkers.Fail && r.Name != mode.Check {
+					if r.Verdict == check.Fail && r.Name != mode.Check {
 						tl.others[r.Name]++
 						t.Logf("also failing: %s (%d violations), first: %s", r.Name, len(r.Violations), r.Violations[0].Message)
 					}
@@ -113,14 +113,14 @@ func TestSabotageIsCaught(t *testing.T) {
 				tl.injected++
 				f := faults[0]
 
-				var res *checkers.Result
+				var res *check.Result
 				for i := range out.Results {
 					if out.Results[i].Name == mode.Check {
 						res = &out.Results[i]
 					}
 				}
 				g.Expect(res).NotTo(BeNil(), "(b) check %s is not implemented (yet)", mode.Check)
-				g.Expect(res.Verdict).To(Equal(checkers.Fail), "(b) %s: %s", mode.Check, res.Reason)
+				g.Expect(res.Verdict).To(Equal(check.Fail), "(b) %s: %s", mode.Check, res.Reason)
 				tl.caught++
 
 				var why string
@@ -165,7 +165,7 @@ func TestSabotageIsCaught(t *testing.T) {
 // does not: the sabotaged operation or watch of the fault's client (found
 // by time: the fault lies inside the operation's call and return, or while
 // the watch was open), or the fault's revision.
-func pointsAt(h *history.History, f history.Fault, v checkers.Violation) string {
+func pointsAt(h *history.History, f history.Fault, v check.Violation) string {
 	client, _ := strconv.Atoi(f.Details["client"])
 	key := f.Details["key"]
 	rev, _ := strconv.ParseInt(f.Details["revision"], 10, 64)
@@ -229,7 +229,7 @@ func sabotageRunDir(t *testing.T) string {
 	return dir
 }
 
-func describeViolations(vs []checkers.Violation) string {
+func describeViolations(vs []check.Violation) string {
 	var b strings.Builder
 	for _, v := range vs {
 		fmt.Fprintf(&b, "  watch %d client %d key %s rev %d ops %v: %s\n", v.Watch, v.Client, v.Key, v.Revision, v.Operations, v.Message)

@@ -7,7 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -27,10 +27,10 @@ func TestWorkloadShapesOnHealthyEtcd(t *testing.T) {
 
 			wl := DefaultWorkload()
 			wl.Shape, wl.Duration = shape, 6*time.Second
-			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 9, Vigil: "test", Workload: wl, Checks: checkers.DefaultConfig()})
+			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 9, Vigil: "test", Workload: wl, Checks: check.DefaultConfig()})
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, r := range out.Results {
-				g.Expect(r.Verdict).To(Or(Equal(checkers.Pass), Equal(checkers.Skipped)), "%s: %s %v", r.Name, r.Reason, r.Violations)
+				g.Expect(r.Verdict).To(Or(Equal(check.Pass), Equal(check.Skipped)), "%s: %s %v", r.Name, r.Reason, r.Violations)
 			}
 			expectShape(g, shape, wl.Clients, out.History)
 		})

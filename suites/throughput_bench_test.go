@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
@@ -133,12 +133,12 @@ func (m *throughput) runPhase(round, kind int) {
 			wl.Watchers = 0
 		}
 		out, err := RunEtcd(m.ctx, m.fx, Config{Out: filepath.Join(m.dir, fmt.Sprintf("round-%d-%d", round, kind)),
-			Seed: int64(round), Vigil: "bench", Workload: wl, Checks: checkers.DefaultConfig()})
+			Seed: int64(round), Vigil: "bench", Workload: wl, Checks: check.DefaultConfig()})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, r := range out.Results {
-			if r.Verdict != checkers.Pass && r.Verdict != checkers.Skipped {
+			if r.Verdict != check.Pass && r.Verdict != check.Skipped {
 				b.Fatalf("round %d: %s: %s %s %v", round, r.Name, r.Verdict, r.Reason, r.Violations)
 			}
 		}

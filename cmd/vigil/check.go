@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
@@ -19,8 +19,8 @@ import (
 // verdicts to DIR/check/ so the original result stays as it was.
 func cmdCheck(args []string) (int, error) {
 	fset := flag.NewFlagSet("vigil check", flag.ContinueOnError)
-	linTimeout := fset.Duration("check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search")
-	maxUnavailable := fset.Duration("max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
+	linTimeout := fset.Duration("check-timeout", check.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search")
+	maxUnavailable := fset.Duration("max-unavailable", check.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	pos, err := parseInterspersed(fset, args)
 	if err != nil {
 		if err == flag.ErrHelp {
@@ -42,7 +42,7 @@ func cmdCheck(args []string) (int, error) {
 	if err != nil {
 		return exitSetup, fmt.Errorf("cannot check: %w", err)
 	}
-	cfg := checkers.DefaultConfig()
+	cfg := check.DefaultConfig()
 	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = *linTimeout, *maxUnavailable
 	results := suites.Check(h, cfg)
 	r := reports.Summarize(h, results, historySpan(h).Seconds())
@@ -69,7 +69,7 @@ func historySpan(h *history.History) time.Duration {
 
 // writeVisualization draws kv/linearizable's view into dir and says where;
 // a drawing that fails is reported, not fatal: the verdicts stand.
-func writeVisualization(dir string, h *history.History, results []checkers.Result, cfg checkers.Config) {
+func writeVisualization(dir string, h *history.History, results []check.Result, cfg check.Config) {
 	path, what, err := reports.WriteVisualization(dir, h, results, cfg)
 	switch {
 	case err != nil:

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites/conformance"
 )
@@ -17,7 +17,7 @@ import (
 // the run's violation sits in a randomized history.
 func isolateHints(r reports.Result) {
 	for _, c := range r.Checks {
-		if c.Verdict != checkers.Fail {
+		if c.Verdict != check.Fail {
 			continue
 		}
 		if probes := conformance.ProbesFor(c.Name); len(probes) > 0 {

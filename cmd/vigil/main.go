@@ -9,7 +9,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/sabotage"
@@ -141,9 +141,9 @@ func knownSabotage(name, target string) bool {
 
 // reportSabotage says after the table whether the sabotage was injected and
 // what the check it names made of it.
-func reportSabotage(mode string, h *history.History, results []checkers.Result) {
+func reportSabotage(mode string, h *history.History, results []check.Result) {
 	m, _ := sabotage.Lookup(mode)
-	verdict := checkers.Verdict("not run")
+	verdict := check.Verdict("not run")
 	for _, r := range results {
 		if r.Name == m.Check {
 			verdict = r.Verdict

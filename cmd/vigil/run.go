@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
@@ -37,7 +37,7 @@ type runFlags struct {
 	kube                                                                       kubeFlags // --target kube (runkube.go)
 	settings                                                                   fixtures.EtcdSettings
 	conform                                                                    bool
-	command                                                                    string // --fixture command
+	command                                                                    string    // --fixture command
 	kine                                                                       kineFlags // --fixture kine (kine.go)
 }
 
@@ -71,8 +71,8 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	fs.DurationVar(&f.settings.WatchProgressNotifyInterval, "watch-progress-notify-interval", 0, "etcd members' period of progress notifications (0: etcd's default, 10m)")
 	fs.BoolVar(&f.conform, "conform", false, "run the conformance probes (vigil conform) against the cluster first, and stop if any fails")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
-	fs.DurationVar(&f.linTimeout, "check-timeout", checkers.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
-	fs.DurationVar(&f.maxUnavailable, "max-unavailable", checkers.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
+	fs.DurationVar(&f.linTimeout, "check-timeout", check.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
+	fs.DurationVar(&f.maxUnavailable, "max-unavailable", check.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	f.kube.define(fs)
 	f.kine.define(fs)
 	fs.StringVar(&f.command, "command", "", "--fixture command: the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
@@ -257,7 +257,7 @@ func cmdRun(args []string) (int, error) {
 // finishRun writes the reports of a run whose system under test (named by
 // stopped) is already stopped, prints the verdict table, and returns the
 // exit code. An interrupted run gets verdict error and its partial history.
-func finishRun(f *runFlags, out *suites.Outcome, ccfg checkers.Config, stopped string) (int, error) {
+func finishRun(f *runFlags, out *suites.Outcome, ccfg check.Config, stopped string) (int, error) {
 	if out.Interrupted {
 		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
@@ -342,7 +342,7 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 func setupFailed(f *runFlags, err error) error {
 	err = setupError(err)
 	r := reports.Result{Verdict: reports.VerdictError, Reason: err.Error(), Seed: f.seed,
-		Target: history.Target{Kind: f.target, Fixture: f.fixture}, Checks: []checkers.Result{}}
+		Target: history.Target{Kind: f.target, Fixture: f.fixture}, Checks: []check.Result{}}
 	writeReports(f.out, r)
 	return err
 }
@@ -355,8 +355,8 @@ func writeReports(dir string, r reports.Result) error {
 }
 
 // checkConfig is the checkers' configuration the run's flags ask for.
-func (f *runFlags) checkConfig() checkers.Config {
-	c := checkers.DefaultConfig()
+func (f *runFlags) checkConfig() check.Config {
+	c := check.DefaultConfig()
 	c.LinearizabilityTimeout, c.MaxUnavailable = f.linTimeout, f.maxUnavailable
 	return c
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestCatalogueEntriesAreWellFormed(t *testing.T) {
 	g := NewWithT(t)
 	known := map[string]bool{}
-	for _, c := range checkers.All() {
+	for _, c := range checkers.Etcd() {
 		known[c.Name] = true
 	}
 	seen := map[int]bool{}
@@ -66,10 +67,10 @@ func joinFaults(f []string) string {
 func TestRowVerdicts(t *testing.T) {
 	bug := Bug{Number: 1, Affected: "v1", Fixed: "v2", Checks: []string{"kv/linearizable"},
 		Recipe: Recipe{Attempts: 3}}
-	pass := AttemptResult{Verdict: checkers.Pass}
-	own := AttemptResult{Verdict: checkers.Fail, Failed: []string{"kv/linearizable", "watch/reliable"}, Detected: 4 * time.Second}
-	other := AttemptResult{Verdict: checkers.Fail, Failed: []string{"watch/bookmarkable"}}
-	unknown := AttemptResult{Verdict: checkers.Unknown}
+	pass := AttemptResult{Verdict: check.Pass}
+	own := AttemptResult{Verdict: check.Fail, Failed: []string{"kv/linearizable", "watch/reliable"}, Detected: 4 * time.Second}
+	other := AttemptResult{Verdict: check.Fail, Failed: []string{"watch/bookmarkable"}}
+	unknown := AttemptResult{Verdict: check.Unknown}
 	for _, tc := range []struct {
 		name     string
 		which    string
@@ -141,11 +142,11 @@ func TestJudgeDetectionTime(t *testing.T) {
 		{ID: 2, Call: 5 * time.Second, Return: 6 * time.Second},
 		{ID: 3, Call: 8 * time.Second, Return: 9 * time.Second},
 	}
-	results := []checkers.Result{
-		{Name: "kv/linearizable", Verdict: checkers.Fail, Violations: []checkers.Violation{
+	results := []check.Result{
+		{Name: "kv/linearizable", Verdict: check.Fail, Violations: []check.Violation{
 			{Operations: []int64{3, 2}}, {Operations: []int64{1, 2}}}},
-		{Name: "watch/liveness", Verdict: checkers.Fail, Should: true},
-		{Name: "watch/reliable", Verdict: checkers.Pass},
+		{Name: "watch/liveness", Verdict: check.Fail, Should: true},
+		{Name: "watch/reliable", Verdict: check.Pass},
 	}
 	res := Judge(h, results, []string{"kv/linearizable"})
 	g.Expect(res.Failed).To(Equal([]string{"kv/linearizable"}), "a SHOULD warning is not a failure")

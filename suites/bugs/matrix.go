@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/reports"
 )
 
@@ -72,7 +72,7 @@ type Row struct {
 func (row *Row) add(res AttemptResult) {
 	row.Attempts++
 	row.Dirs = append(row.Dirs, res.Dir)
-	if res.Verdict == checkers.Unknown {
+	if res.Verdict == check.Unknown {
 		row.Unknowns++
 	}
 	for _, c := range res.Failed {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
-	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
@@ -58,7 +58,7 @@ func NewRunner(o Options) *Runner {
 // AttemptResult is what one attempt found.
 type AttemptResult struct {
 	Dir     string
-	Verdict checkers.Verdict
+	Verdict check.Verdict
 	// Failed lists the MUST checks that failed.
 	Failed []string
 	// Detected is when the first violation of one of the bug's checks
@@ -174,7 +174,7 @@ func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, se
 	if err != nil {
 		return AttemptResult{}, err
 	}
-	checks := checkers.DefaultConfig()
+	checks := check.DefaultConfig()
 	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: dir, Seed: seed, Vigil: r.Vigil, Workload: wl,
 		Checks: checks, Schedule: sched, Links: links,
 		Flags: map[string]string{"bug": fmt.Sprint(b.Number), "release": release}})
@@ -202,13 +202,13 @@ func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, se
 
 // Judge reads an attempt's verdicts: which MUST checks failed, and when
 // the first violation of one of checks became provable.
-func Judge(h *history.History, results []checkers.Result, checks []string) AttemptResult {
-	res := AttemptResult{Verdict: checkers.Overall(results)}
+func Judge(h *history.History, results []check.Result, checks []string) AttemptResult {
+	res := AttemptResult{Verdict: check.Overall(results)}
 	start := workloadStart(h)
 	for _, c := range results {
 		// A SHOULD warning fails nothing, unless it is the bug's own
 		// check (#20221's symptom breaks no MUST).
-		if c.Verdict != checkers.Fail || c.Should && !slices.Contains(checks, c.Name) {
+		if c.Verdict != check.Fail || c.Should && !slices.Contains(checks, c.Name) {
 			continue
 		}
 		res.Failed = append(res.Failed, c.Name)
@@ -238,7 +238,7 @@ func workloadStart(h *history.History) time.Duration {
 
 // evidenceTime is when a violation became provable: the latest time among
 // the records it cites (an operation's return, an event's receipt).
-func evidenceTime(h *history.History, v checkers.Violation) time.Duration {
+func evidenceTime(h *history.History, v check.Violation) time.Duration {
 	var latest time.Duration
 	for _, id := range v.Operations {
 		for i := range h.Operations {

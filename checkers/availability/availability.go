@@ -1,0 +1,90 @@
+package availability
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Check is run/availability. An outage is a span between
+// two answers in which clients called and got no answer; each must end
+// within cfg.MaxUnavailable of the later of its start and the end of the
+// last fault overlapping it (a killed leader may keep the system down
+// while the fault lasts, not long after it healed). And the run's final
+// write must have succeeded: a history without it whose last calls went
+// unanswered fails with the time the system stopped answering. A history
+// cut short with nothing unanswered is unknown.
+func Check(h *history.History, cfg check.Config) check.Result {
+	col := check.NewCollector(cfg)
+	bound := cfg.MaxUnavailable
+	if bound <= 0 {
+		bound = check.DefaultConfig().MaxUnavailable
+	}
+	cs := facts.Calls(h)
+	figures := map[string]float64{"calls": float64(len(cs)), "bound_s": bound.Seconds()}
+	if len(cs) == 0 {
+		return check.Skip(Name, "the history has no call", figures)
+	}
+	prev := time.Duration(-1) // the last answer's return; -1: none yet
+	unanswered, longest := 0, time.Duration(0)
+	pending, lastPending := 0, time.Duration(0) // unanswered calls since prev
+	for _, c := range cs {
+		if !c.Ok {
+			unanswered++
+			pending, lastPending = pending+1, c.Ret
+			continue
+		}
+		if prev >= 0 && pending > 0 {
+			longest = max(longest, c.Ret-prev)
+			if v, bad := outage(h, prev, c.Ret, bound, pending); bad {
+				col.Add(v)
+			}
+		}
+		prev, pending = c.Ret, 0
+	}
+	figures["unanswered"] = float64(unanswered)
+	figures["longest_outage_s"] = longest.Seconds()
+	if prev < 0 {
+		col.Add(check.Violation{Guarantee: Err,
+			Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs))})
+		return col.Result(Name, figures)
+	}
+	if _, ok := h.Mark(history.MarkFinalWrite); !ok {
+		if pending == 0 {
+			return check.Inconclusive(Name, "the run ended before its final write, with nothing unanswered: whether the system still answered at its end is not known", figures)
+		}
+		figures["longest_outage_s"] = max(longest, lastPending-prev).Seconds()
+		col.Add(check.Violation{Guarantee: Err,
+			Message: fmt.Sprintf("unavailable since t=%.1fs: the %d calls after the last answer went unanswered until the history ends at t=%.1fs, and the run's final write never succeeded",
+				prev.Seconds(), pending, lastPending.Seconds()),
+			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", prev.Seconds())})
+	}
+	return col.Result(Name, figures)
+}
+
+// outage judges the span (from, to) between two answers with n
+// unanswered calls in it.
+func outage(h *history.History, from, to, bound time.Duration, n int) (check.Violation, bool) {
+	excused := from
+	faults := ""
+	for _, f := range h.Faults {
+		if f.Start < to && f.End > from {
+			excused = max(excused, f.End)
+			faults += " " + f.Name
+		}
+	}
+	if to-excused <= bound {
+		return check.Violation{}, false
+	}
+	msg := fmt.Sprintf("unavailable from t=%.1fs to t=%.1fs (%.1fs, %d calls unanswered)", from.Seconds(), to.Seconds(), (to - from).Seconds(), n)
+	if faults != "" {
+		msg += fmt.Sprintf(": %.1fs after the faults around it (%s) healed, past the bound of %v", (to - excused).Seconds(), faults[1:], bound)
+	} else {
+		msg += fmt.Sprintf(" with no fault injected, past the bound of %v", bound)
+	}
+	return check.Violation{Guarantee: Err, Message: msg,
+		Want: fmt.Sprintf("an answer within %v", bound), Got: fmt.Sprintf("none for %.1fs", (to - excused).Seconds())}, true
+}

@@ -1,0 +1,183 @@
+// Package checkers holds pure functions from a history to verdicts. No I/O,
+// no randomness, and no clock but kv/linearizable's time budget (which can
+// only turn a verdict into unknown): everything a check needs is in the
+// history, so a saved run can be re-checked offline and give the same
+// verdicts.
+package check
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Verdict is the outcome of one check.
+type Verdict string
+
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	// Unknown: the check could not decide (it ran out of its budget). Never
+	// read it as pass.
+	Unknown Verdict = "unknown"
+	// Skipped: the check had nothing to judge in this history, or the target
+	// does not support what it needs. Reason says which.
+	Skipped Verdict = "skipped"
+	// Documented: the history departs from the guarantee only in a way the
+	// target's own documentation or code states (the history's
+	// limitations, e.g. kine keeps no key versions). Reason quotes it;
+	// any other departure is still a failure.
+	Documented Verdict = "limitation"
+)
+
+// Result is one named check's verdict with its evidence.
+type Result struct {
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	// Should marks a best-effort promise (a SHOULD line): its failure is a
+	// warning and does not fail the run.
+	Should bool `json:"should,omitempty"`
+	// Reason explains a skipped or unknown verdict.
+	Reason     string      `json:"reason,omitempty"`
+	Violations []Violation `json:"violations"`
+	// Figures are what the check counted (events judged, operations, ...).
+	Figures map[string]float64 `json:"figures,omitempty"`
+	// Elapsed is measured by the caller (checkers read no clock).
+	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
+}
+
+// Violation is one broken guarantee with the records that prove it.
+type Violation struct {
+	// Guarantee is the sentinel of the broken guarantee; errors.Is works on it.
+	Guarantee error `json:"-"`
+	// Message says what happened, in words a person can follow.
+	Message string `json:"message"`
+	// Where applicable: the watch, client, key and revision concerned.
+	Watch    int64  `json:"watch,omitempty"`
+	Client   int    `json:"client,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Revision int64  `json:"revision,omitempty"`
+	Want     string `json:"want,omitempty"`
+	Got      string `json:"got,omitempty"`
+	// Operations and Events are the records that prove the violation.
+	Operations []int64           `json:"operations,omitempty"`
+	Events     []history.EventAt `json:"events,omitempty"`
+	// KubeEvents are Kubernetes watch events that prove it (Kubernetes
+	// checks); each names its watch and its index in that watch.
+	KubeEvents []history.KubeEventAt `json:"kube_events,omitempty"`
+}
+
+// Error makes a Violation usable as an error wrapping its guarantee.
+func (v Violation) Error() string { return v.Message }
+
+// Unwrap returns the guarantee sentinel.
+func (v Violation) Unwrap() error { return v.Guarantee }
+
+// Config sets the budgets and bounds of the checks.
+type Config struct {
+	// LinearizabilityTimeout bounds the whole kv/linearizable check; past
+	// it the verdict is unknown.
+	LinearizabilityTimeout time.Duration
+	// MaxViolations caps the violations kept per check (the count is still
+	// reported in the figures).
+	MaxViolations int
+	// MaxUnavailable bounds how long the system may leave clients without
+	// an answer after the faults around the outage healed
+	// (run/availability).
+	MaxUnavailable time.Duration
+}
+
+// DefaultConfig is what `vigil run` and `vigil check` use unless told otherwise.
+func DefaultConfig() Config {
+	return Config{LinearizabilityTimeout: 5 * time.Minute, MaxViolations: 20, MaxUnavailable: 30 * time.Second}
+}
+
+// Check is one named check, defined once by the package that implements
+// it: the registry, the SHOULD list and the reports all read this value.
+type Check struct {
+	Name string
+	// Guarantee is the sentinel its violations wrap (see Guarantee).
+	Guarantee error
+	// Should marks a best-effort promise (a SHOULD line): its failure is
+	// a warning and does not fail the run.
+	Should bool
+	Run    func(h *history.History, cfg Config) Result
+}
+
+// Guarantee returns the sentinel of the guarantee a check owns: its text
+// is the check's name and the guarantee in words, and a Violation wraps
+// it, so errors.Is(violation, guarantee) works.
+func Guarantee(name, text string) error { return errors.New(name + ": " + text) }
+
+// Run runs one check, fills in its name and SHOULD mark and turns a panic
+// into an unknown verdict rather than taking the caller down.
+func Run(c Check, h *history.History, cfg Config) (r Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = Result{Name: c.Name, Verdict: Unknown, Reason: fmt.Sprintf("the check panicked: %v", p),
+				Should: c.Should, Violations: []Violation{}}
+		}
+	}()
+	r = c.Run(h, cfg)
+	if r.Name == "" {
+		r.Name = c.Name
+	}
+	r.Should = c.Should
+	if r.Violations == nil {
+		r.Violations = []Violation{}
+	}
+	return r
+}
+
+// Overall folds verdicts into one: fail beats unknown beats pass; skipped
+// counts as neither, and so do the failures of SHOULD checks (warnings).
+func Overall(results []Result) Verdict {
+	v := Pass
+	for _, r := range results {
+		if r.Should && r.Verdict == Fail {
+			continue
+		}
+		switch r.Verdict {
+		case Fail:
+			return Fail
+		case Unknown:
+			v = Unknown
+		}
+	}
+	return v
+}
+
+// violationJSON is a Violation as result.json spells it: the guarantee as
+// its text, since an error value does not survive JSON.
+type violationJSON struct {
+	Guarantee string `json:"guarantee,omitempty"`
+	plainViolation
+}
+
+type plainViolation Violation
+
+// MarshalJSON writes the guarantee as text.
+func (v Violation) MarshalJSON() ([]byte, error) {
+	out := violationJSON{plainViolation: plainViolation(v)}
+	if v.Guarantee != nil {
+		out.Guarantee = v.Guarantee.Error()
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a violation back; the guarantee becomes a plain
+// error with the same text (errors.Is against the sentinel no longer holds).
+func (v *Violation) UnmarshalJSON(b []byte) error {
+	var in violationJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*v = Violation(in.plainViolation)
+	if in.Guarantee != "" {
+		v.Guarantee = errors.New(in.Guarantee)
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// etcdChange is one change of the API server's keys that etcd committed,
+// as vigil's own etcd watch saw it.
+type etcdChange struct {
+	name, typ, value string
+	ev               history.EventAt
+}
+
+// etcdOracle is what vigil's etcd watches of the API server's keys of the
+// namespace show: every change by revision, and the revisions they vouch for.
+type etcdOracle struct {
+	at      map[int64]*etcdChange
+	revs    []int64
+	byName  map[string][]int64
+	covered ivs
+}
+
+func newEtcdOracle(h *history.History) *etcdOracle {
+	prefix := h.Meta.Prefix
+	if prefix == "" {
+		return nil
+	}
+	o := &etcdOracle{at: map[int64]*etcdChange{}, byName: map[string][]int64{}}
+	found := false
+	for _, w := range h.Watches {
+		if w.Request.Key != prefix {
+			continue
+		}
+		found = true
+		if win := facts.ObservedWindow(w); win.Ok && win.First <= win.Last {
+			o.covered = append(o.covered, [2]int64{win.First, win.Last})
+		}
+		for ri := range w.Responses {
+			for ei, ev := range w.Responses[ri].Events {
+				if !strings.HasPrefix(ev.KV.Key, prefix) {
+					continue
+				}
+				rev := ev.Revision()
+				if o.at[rev] != nil {
+					continue
+				}
+				c := &etcdChange{name: ev.KV.Key[len(prefix):], value: ev.KV.Value,
+					ev: history.EventAt{Watch: w.ID, Response: ri, Index: ei, Event: ev}}
+				switch {
+				case ev.Type == history.EventDelete:
+					c.typ = history.KubeDeleted
+				case ev.IsCreate || ev.KV.CreateRevision == rev:
+					c.typ = history.KubeAdded
+				default:
+					c.typ = history.KubeModified
+				}
+				o.at[rev] = c
+				o.revs = append(o.revs, rev)
+				o.byName[c.name] = append(o.byName[c.name], rev)
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	sort.Slice(o.revs, func(i, j int) bool { return o.revs[i] < o.revs[j] })
+	for _, rs := range o.byName {
+		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+	}
+	sort.Slice(o.covered, func(i, j int) bool { return o.covered[i][0] < o.covered[j][0] })
+	var merged ivs
+	for _, iv := range o.covered {
+		if n := len(merged); n > 0 && iv[0] <= merged[n-1][1]+1 {
+			merged[n-1][1] = max(merged[n-1][1], iv[1])
+			continue
+		}
+		merged = append(merged, iv)
+	}
+	o.covered = merged
+	return o
+}
+
+// segment returns the covered interval holding rev, and whether there is one.
+func (o *etcdOracle) segment(rev int64) ([2]int64, bool) {
+	i := sort.Search(len(o.covered), func(i int) bool { return o.covered[i][1] >= rev })
+	if i < len(o.covered) && o.covered[i][0] <= rev {
+		return o.covered[i], true
+	}
+	return [2]int64{}, false
+}
+
+// CheckCacheAgreesWithEtcd is kube/cache-agrees-with-etcd (SHOULD).
+// When vigil ran the etcd under the API server it watched the API
+// server's keys of the namespace there too; at every revision that watch
+// vouches for, what the API server served must be what etcd committed:
+// every object state it served (answers, list items, watch events) is a
+// put of that object at that revision with that value; a DELETED event of
+// a watch without a selector is a delete there; a watch without a
+// selector delivers every change etcd committed in its window, with the
+// right type; a complete list without a selector holds exactly the
+// objects etcd held at the list's RV.
+func CheckCacheAgreesWithEtcd(h *history.History, cfg check.Config) check.Result {
+	return checkCacheAgreesWithEtcd(h, func() *kubeModel { return buildKubeModel(h) }, cfg)
+}
+
+func checkCacheAgreesWithEtcd(h *history.History, model func() *kubeModel, cfg check.Config) check.Result {
+	or := newEtcdOracle(h)
+	if or == nil {
+		return check.Skip(NameCacheAgreesWithEtcd, "the history has no etcd watch of the API server's keys (vigil did not "+
+			"run the etcd under the API server)", map[string]float64{})
+	}
+	m := model()
+	col := check.NewCollector(cfg)
+	judged := 0
+	reported := map[[2]string]bool{}
+	served := func(name string, rv int64, value, typ string, selector bool, mk func() check.Violation) {
+		if m.objs[name] == nil || rv == 0 {
+			return
+		}
+		if _, ok := or.segment(rv); !ok {
+			return
+		}
+		judged++
+		e := or.at[rv]
+		var why string
+		switch {
+		case e == nil:
+			why = fmt.Sprintf("etcd committed no change of the namespace at revision %d", rv)
+		case e.name != name:
+			why = fmt.Sprintf("etcd's change at revision %d is a %s of %s", rv, e.typ, e.name)
+		case typ == history.KubeDeleted && !selector && e.typ != history.KubeDeleted:
+			why = fmt.Sprintf("etcd's change of %s at revision %d is a put, not a delete", name, rv)
+		case typ != history.KubeDeleted && e.typ == history.KubeDeleted:
+			why = fmt.Sprintf("etcd deleted %s at revision %d", name, rv)
+		case typ != history.KubeDeleted && e.value != "" && value != e.value:
+			why = fmt.Sprintf("etcd holds value %q for %s at revision %d", e.value, name, rv)
+		default:
+			return
+		}
+		k := [2]string{name, fmt.Sprint(rv)}
+		if reported[k] {
+			return
+		}
+		reported[k] = true
+		v := mk()
+		v.Guarantee, v.Key, v.Revision = ErrCacheAgreesWithEtcd, name, rv
+		v.Message = fmt.Sprintf("%s served %s at RV %d (value %q), but %s", v.Message, name, rv, value, why)
+		v.Want, v.Got = "what etcd committed", fmt.Sprintf("%s %s at RV %d", typ, name, rv)
+		if e != nil {
+			v.Events = []history.EventAt{e.ev}
+		}
+		col.Add(v)
+	}
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Response == nil {
+			continue
+		}
+		v := func() check.Violation {
+			return check.Violation{Client: o.Client, Message: opText(o), Operations: []int64{o.ID}}
+		}
+		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete {
+			served(ob.Name, objRV(ob), ob.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
+		}
+		for j := range o.Response.Items {
+			it := &o.Response.Items[j]
+			served(it.Name, objRV(it), it.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
+		}
+		m.etcdListComplete(o, or, col)
+	}
+	for _, kw := range m.watches {
+		w := kw.w
+		for i := 0; i < kw.liveEnd(); i++ {
+			e := &w.Events[i]
+			if e.Object == nil || e.Type == history.KubeBookmark {
+				continue
+			}
+			served(e.Object.Name, kw.rv(i), e.Object.Value, e.Type, kw.sel != nil, func() check.Violation {
+				return check.Violation{Watch: w.ID, Client: w.Client, Message: fmt.Sprintf("watch %d (client %d)", w.ID, w.Client),
+					KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+			})
+		}
+		if kw.sel != nil || !kw.startKnown || kw.mode == kwRefused || kw.mode == kwUnjudged {
+			continue
+		}
+		i := sort.Search(len(or.revs), func(i int) bool { return or.revs[i] > kw.start })
+		for ; i < len(or.revs) && or.revs[i] <= kw.last; i++ {
+			rev := or.revs[i]
+			c := or.at[rev]
+			if m.objs[c.name] == nil {
+				continue
+			}
+			judged++
+			j := kw.eventAt(rev)
+			if j >= 0 && w.Events[j].Object.Name == c.name && w.Events[j].Type == c.typ {
+				continue
+			}
+			got := "nothing"
+			v := check.Violation{Guarantee: ErrCacheAgreesWithEtcd, Watch: w.ID, Client: w.Client, Key: c.name, Revision: rev,
+				Want: fmt.Sprintf("%s %s at RV %d", c.typ, c.name, rev), Events: []history.EventAt{c.ev}}
+			if j >= 0 {
+				got = kevText(w.Events[j])
+				v.KubeEvents = []history.KubeEventAt{kevAt(w, j)}
+			}
+			v.Got = got
+			v.Message = fmt.Sprintf("watch %d (client %d) delivered %s where etcd committed a %s of %s at revision %d; the watch "+
+				"vouches for RVs %d..%d", w.ID, w.Client, got, c.typ, c.name, rev, kw.start+1, kw.last)
+			col.Add(v)
+		}
+	}
+	figures := map[string]float64{"etcd_changes": float64(len(or.revs)), "comparisons": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameCacheAgreesWithEtcd, "no answer or event of the API server lies in the revisions the etcd "+
+			"watch vouches for", figures)
+	}
+	return col.Result(NameCacheAgreesWithEtcd, figures)
+}

@@ -1,0 +1,151 @@
+package kube
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// TestKubeGeneratedHistoriesPass: simulated runs of a correct server pass
+// every check (the checks do not accuse a healthy server), over seeds.
+func TestKubeGeneratedHistoriesPass(t *testing.T) {
+	seeds := uint64(4)
+	if n, err := strconv.Atoi(os.Getenv("VIGIL_KGEN_SEEDS")); err == nil && n > 0 {
+		seeds = uint64(n)
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		h := histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 3, SelWatches: 2, UnknownPct: 3,
+			StateWatches: 2, Streams: 2, Oracle: true, Seed: seed})
+		for _, c := range Checks() {
+			r := check.Run(c, h, check.DefaultConfig())
+			if r.Verdict == check.Fail || r.Verdict == check.Unknown {
+				t.Errorf("seed %d: %s %s: %s", seed, c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations[:min(3, len(r.Violations))]))
+			}
+		}
+	}
+}
+
+// TestKubeGeneratedHistoryCaught: the same simulated runs with one event
+// dropped, one stale read and one stale update accepted fail the checks
+// that guard them.
+func TestKubeGeneratedHistoryCaught(t *testing.T) {
+	h := histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 3, SelWatches: 1, UnknownPct: 3, Seed: 9})
+	w := h.KubeWatches[0]
+	dropped := w.Events[len(w.Events)/2]
+	w.Events = append(w.Events[:len(w.Events)/2:len(w.Events)/2], w.Events[len(w.Events)/2+1:]...)
+	r := CheckWatchFromRV(h, check.DefaultConfig())
+	if r.Verdict != check.Fail || r.Violations[0].Watch != w.ID || fmt.Sprint(r.Violations[0].Revision) != dropped.Object.ResourceVersion {
+		t.Errorf("dropping %s: %s %s", kevText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
+	if r := CheckWatchAgreement(h, check.DefaultConfig()); r.Verdict != check.Fail {
+		t.Errorf("kube/watch-agreement missed the dropped event: %s", r.Verdict)
+	}
+
+	// A consistent get answered with the state its object had before the
+	// last update acknowledged before the get.
+	h = histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 2, UnknownPct: 3, Seed: 9})
+	older := map[string]history.Object{}
+	var stale *history.KubeOperation
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb == history.KubeUpdate && o.Response != nil && i > len(h.KubeOps)/2 {
+			older[o.Request.Name] = *o.Request.Object // holds the RV it replaced
+		}
+		if prev, ok := older[o.Request.Name]; ok && o.Request.Verb == history.KubeGet && o.Response != nil {
+			for j := range h.KubeOps[:i] {
+				if p := &h.KubeOps[j]; p.Response != nil && p.Response.Object != nil && p.Response.Object.Name == prev.Name &&
+					p.Response.Object.ResourceVersion == prev.ResourceVersion && p.Request.Verb.IsWrite() {
+					obj := *p.Response.Object
+					o.Response.Object, stale = &obj, o
+				}
+			}
+			if stale != nil {
+				break
+			}
+		}
+	}
+	for _, c := range []check.Check{{Name: NameConsistentRead, Run: CheckConsistentRead}, {Name: NameLinearizable, Run: CheckLinearizable}} {
+		r := c.Run(h, check.DefaultConfig())
+		if stale == nil || r.Verdict != check.Fail || !facts.ContainsID(r.Violations[0].Operations, stale.ID) {
+			t.Errorf("%s on a stale get: %s %s", c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations))
+		}
+	}
+
+	// An update accepted on a stale precondition (it overwrote a write it
+	// never saw) at the next RV.
+	h = histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 2, UnknownPct: 0, Seed: 9})
+	var accepted *history.KubeOperation
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeUpdate || o.Status == nil || o.Status.Code != 409 || i < len(h.KubeOps)/2 {
+			continue
+		}
+		// Take the precondition of the last acknowledged update of the
+		// object (now stale) and commit just above the head.
+		for j := i - 1; j >= 0; j-- {
+			p := &h.KubeOps[j]
+			if p.Request.Verb == history.KubeUpdate && p.Response != nil && p.Request.Name == o.Request.Name {
+				head := maxWriteRV(h)
+				obj := *p.Response.Object
+				obj.Value, obj.ResourceVersion = o.Request.Object.Value, fmt.Sprint(head+1000)
+				o.Request.Object.ResourceVersion = p.Request.Object.ResourceVersion
+				o.Status, o.Response, accepted = nil, &history.KubeResponse{Code: 200, Object: &obj}, o
+				break
+			}
+		}
+		if accepted != nil {
+			break
+		}
+	}
+	r = CheckOptimisticConcurrency(h, check.DefaultConfig())
+	if accepted == nil || r.Verdict != check.Fail || !facts.ContainsID(r.Violations[0].Operations, accepted.ID) {
+		t.Errorf("kube/optimistic-concurrency on an accepted stale update: %s %s", r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
+}
+
+// maxWriteRV is the highest RV an acknowledged write of h was answered with.
+func maxWriteRV(h *history.History) int64 {
+	var top int64
+	for i := range h.KubeOps {
+		if o := &h.KubeOps[i]; o.Request.Verb.IsWrite() && o.Response != nil {
+			top = max(top, objRV(o.Response.Object))
+		}
+	}
+	return top
+}
+
+// BenchmarkKubeChecks100k runs every Kubernetes check on a simulated run
+// of 100,000 operations and about a million watch events.
+func BenchmarkKubeChecks100k(b *testing.B) {
+	h := histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 100000, Objects: 64, Watches: 44, SelWatches: 12,
+		UnknownPct: 1, StateWatches: 2, Streams: 2, Oracle: true, Seed: 42})
+	events := 0
+	for _, w := range h.KubeWatches {
+		events += len(w.Events)
+	}
+	cfg := check.DefaultConfig()
+	runtime.GC()
+	base := histbuild.HeapInUse()
+	peak := histbuild.NewPeakSampler()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, c := range Checks() { // a fresh list: the shared model is built again
+			if r := check.Run(c, h, cfg); r.Verdict == check.Fail || r.Verdict == check.Unknown {
+				b.Fatalf("%s: %s %s", c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations[:min(3, len(r.Violations))]))
+			}
+		}
+	}
+	b.StopTimer()
+	top := peak.Stop()
+	b.ReportMetric(float64(len(h.KubeOps)), "ops")
+	b.ReportMetric(float64(events), "events")
+	b.ReportMetric(float64(base)/(1<<20), "history-MB")
+	b.ReportMetric(float64(top-min(top, base))/(1<<20), "peak-heap-above-history-MB")
+}

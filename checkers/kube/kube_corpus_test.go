@@ -1,0 +1,52 @@
+package kube
+
+import (
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// A recorded run of kube-apiserver v1.36.3 over one etcd member, with
+// restart-apiserver, pause-apiserver and compact-storm faults (vigil run
+// --target kube --members 1 --faults pause-apiserver,restart-apiserver,
+// compact-storm --fault-interval 7s --duration 30s --seed 8).
+const kubeCorpusRun = "testdata/kube-v1.36.3-faults.jsonl.gz"
+
+// TestKubeCorpus re-checks the recorded run: every MUST check passes, and
+// the run with one watch event taken out fails kube/watch-from-rv, naming
+// the watch and the RV.
+func TestKubeCorpus(t *testing.T) {
+	h := histbuild.LoadGz(t, kubeCorpusRun)
+	judged := 0
+	for _, c := range Checks() {
+		r := check.Run(c, h, check.DefaultConfig())
+		if r.Verdict == check.Fail && !r.Should || r.Verdict == check.Unknown {
+			t.Errorf("%s: %s %s", c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations))
+		}
+		if r.Verdict != check.Skipped {
+			judged++
+		}
+	}
+	if judged < 20 {
+		t.Errorf("only %d checks judged the recorded run", judged)
+	}
+	var w *history.KubeWatchStream
+	for _, x := range h.KubeWatches {
+		if x.Request.ResourceVersion != "" && x.Request.ResourceVersion != "0" && x.Request.LabelSelector == "" &&
+			(w == nil || len(x.Events) > len(w.Events)) {
+			w = x
+		}
+	}
+	i := len(w.Events) / 2
+	for w.Events[i].Type == history.KubeBookmark {
+		i++
+	}
+	dropped := w.Events[i]
+	w.Events = append(w.Events[:i:i], w.Events[i+1:]...)
+	r := CheckWatchFromRV(h, check.DefaultConfig())
+	if r.Verdict != check.Fail || r.Violations[0].Watch != w.ID || r.Violations[0].Key != dropped.Object.Name {
+		t.Errorf("dropping watch %d's %s: %s %s", w.ID, kevText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
+}

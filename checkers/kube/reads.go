@@ -1,0 +1,385 @@
+package kube
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// readKind is the resourceVersion semantics a get or list asked for
+// (the API concepts document's table for get and list).
+type readKind int8
+
+const (
+	rkConsistent readKind = iota // RV unset: the most recent state
+	rkAny                        // RV "0": any state
+	rkNotOlder                   // RV N (get, list without limit), or resourceVersionMatch=NotOlderThan
+	rkExact                      // resourceVersionMatch=Exact, or RV N with a limit (legacy)
+	rkContinue                   // a next page
+	rkInvalid                    // a combination the server must refuse, or a malformed RV
+)
+
+func readKindOf(r history.KubeRequest) (readKind, int64) {
+	if r.Continue != "" {
+		return rkContinue, 0
+	}
+	switch r.ResourceVersion {
+	case "":
+		if r.ResourceVersionMatch != "" {
+			return rkInvalid, 0
+		}
+		return rkConsistent, 0
+	case "0":
+		if r.ResourceVersionMatch == "Exact" {
+			return rkInvalid, 0
+		}
+		return rkAny, 0
+	}
+	n, ok := facts.ParseRV(r.ResourceVersion)
+	if !ok {
+		return rkInvalid, 0
+	}
+	switch r.ResourceVersionMatch {
+	case "Exact":
+		return rkExact, n
+	case "NotOlderThan":
+		return rkNotOlder, n
+	case "":
+		if r.Verb == history.KubeList && r.Limit > 0 {
+			return rkExact, n
+		}
+		return rkNotOlder, n
+	}
+	return rkInvalid, 0
+}
+
+// completeList reports a list answered in one page.
+func completeList(o *history.KubeOperation) bool {
+	return o.Request.Continue == "" && o.Response != nil && o.Response.Continue == ""
+}
+
+// CheckConsistentRead is kube/consistent-read: a get or list with RV
+// unset, on whichever API server answered it, sees every write
+// acknowledged before it was called. A list's RV is at or above every
+// such write's and its items are the state at its RV; a get returns the
+// object at a state no older than those writes (not replaced or deleted
+// by one of them), or 404 only if the object may be absent by then.
+func CheckConsistentRead(h *history.History, cfg check.Config) check.Result {
+	return checkConsistentRead(buildKubeModel(h), cfg)
+}
+
+func checkConsistentRead(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged := 0
+	servers := map[string]int{}
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeList && o.Request.Verb != history.KubeGet {
+			continue
+		}
+		if k, _ := readKindOf(o.Request); k != rkConsistent {
+			continue
+		}
+		lo, loOp := m.lo.maxBefore(o.Call)
+		switch {
+		case o.Response != nil && o.Request.Verb == history.KubeList:
+			judged++
+			servers[o.Server]++
+			P, ok := facts.ParseRV(o.Response.ListRV)
+			if !ok {
+				continue
+			}
+			if P < lo {
+				col.Add(check.Violation{Guarantee: ErrConsistentRead,
+					Message: fmt.Sprintf("%s on %s answered at RV %d, below RV %d of operation %d, a write acknowledged "+
+						"before the list was called", opText(o), serverName(o.Server), P, lo, loOp),
+					Client: o.Client, Revision: P, Want: fmt.Sprintf(">= %d", lo), Got: fmt.Sprint(P),
+					Operations: []int64{loOp, o.ID}})
+			}
+			m.reportListState(o, P, col, ErrConsistentRead, "on "+serverName(o.Server))
+		case o.Request.Verb == history.KubeGet && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
+			judged++
+			servers[o.Server]++
+			if v, bad := m.getSeesBefore(o, lo, math.MaxInt64); bad {
+				v.Guarantee = ErrConsistentRead
+				v.Message = fmt.Sprintf("%s on %s (RV unset) %s; %d is the RV of operation %d, acknowledged before the "+
+					"get was called", opText(o), serverName(o.Server), v.Message, lo, loOp)
+				v.Operations = append([]int64{loOp}, v.Operations...)
+				col.Add(v)
+			}
+		}
+	}
+	figures := map[string]float64{"reads_judged": float64(judged), "servers": float64(len(servers))}
+	for s, n := range servers {
+		if s != "" {
+			figures["reads_on_"+s] = float64(n)
+		}
+	}
+	if judged == 0 {
+		return check.Skip(NameConsistentRead, kubeSkipReason(h, "no get or list with RV unset was answered"), figures)
+	}
+	return col.Result(NameConsistentRead, figures)
+}
+
+func serverName(s string) string {
+	if s == "" {
+		return "the server"
+	}
+	return s
+}
+
+// CheckListExact is kube/list-exact: a list with
+// resourceVersionMatch=Exact and RV N (or RV N with a limit and no match,
+// the legacy form the API gives Exact semantics) answers with list RV N
+// and the state at N (a page: its items as of N), or 410.
+func CheckListExact(h *history.History, cfg check.Config) check.Result {
+	return checkListExact(buildKubeModel(h), cfg)
+}
+
+func checkListExact(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged, expired := 0, 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeList {
+			continue
+		}
+		k, n := readKindOf(o.Request)
+		if k != rkExact {
+			continue
+		}
+		switch {
+		case isExpired(o.Status):
+			expired++
+		case o.Response != nil:
+			judged++
+			P, ok := facts.ParseRV(o.Response.ListRV)
+			if !ok {
+				continue
+			}
+			if P != n {
+				col.Add(check.Violation{Guarantee: ErrListExact,
+					Message: fmt.Sprintf("%s asked for exactly RV %d and answered at RV %d", opText(o), n, P),
+					Client:  o.Client, Revision: P, Want: fmt.Sprint(n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
+			}
+			m.reportListState(o, n, col, ErrListExact, "(Exact)")
+		}
+	}
+	figures := map[string]float64{"lists_judged": float64(judged), "expired": float64(expired)}
+	if judged == 0 {
+		return check.Skip(NameListExact, kubeSkipReason(h, "no Exact list was answered with data"), figures)
+	}
+	return col.Result(NameListExact, figures)
+}
+
+// CheckListNotOlderThan is kube/list-not-older-than: a list with
+// resourceVersionMatch=NotOlderThan and RV N (or RV N without a limit and
+// no match) answers at a list RV at or above N, with the state at its RV.
+func CheckListNotOlderThan(h *history.History, cfg check.Config) check.Result {
+	return checkListNotOlderThan(buildKubeModel(h), cfg)
+}
+
+func checkListNotOlderThan(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged := 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeList || o.Response == nil {
+			continue
+		}
+		k, n := readKindOf(o.Request)
+		if k != rkNotOlder {
+			continue
+		}
+		judged++
+		P, ok := facts.ParseRV(o.Response.ListRV)
+		if !ok {
+			continue
+		}
+		if P < n {
+			col.Add(check.Violation{Guarantee: ErrListNotOlderThan,
+				Message: fmt.Sprintf("%s asked for RV %d or newer and answered at RV %d", opText(o), n, P),
+				Client:  o.Client, Revision: P, Want: fmt.Sprintf(">= %d", n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
+		}
+		m.reportListState(o, P, col, ErrListNotOlderThan, "(NotOlderThan)")
+	}
+	figures := map[string]float64{"lists_judged": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameListNotOlderThan, kubeSkipReason(h, "no NotOlderThan list was answered"), figures)
+	}
+	return col.Result(NameListNotOlderThan, figures)
+}
+
+// CheckFutureRV is kube/future-rv. A get or list at RV N (NotOlderThan
+// or Exact), or a watch from N, is judged when the history proves N was
+// in the future for all of it: a write called, or a consistent list
+// answered, after it ended shows the store still below N. Such a request
+// never gets data: it waits (no answer, or is closed by vigil), or is
+// answered 504 (ResourceVersionTooLarge); 429, 500 and 503 are tolerated
+// (the server did not serve it); any other status, or data (a list at an
+// RV below N is stale; one at or above N claims a state the store had not
+// reached), fails. A watch from such an N delivers nothing at or below N
+// and no ERROR but 504.
+func CheckFutureRV(h *history.History, cfg check.Config) check.Result {
+	return checkFutureRV(buildKubeModel(h), cfg)
+}
+
+func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	x := m.linIndex()
+	judged, waited, tooLarge, unproven := 0, 0, 0, 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Request.Verb != history.KubeGet && o.Request.Verb != history.KubeList {
+			continue
+		}
+		k, n := readKindOf(o.Request)
+		if k != rkNotOlder && k != rkExact {
+			continue
+		}
+		below, proof := m.belowAfter(&x, o.Return)
+		if below >= n {
+			if lo, _ := m.seen.maxBefore(o.Call); lo < n {
+				unproven++ // maybe future, maybe reached meanwhile
+			}
+			continue
+		}
+		judged++
+		v := check.Violation{Guarantee: ErrFutureRV, Client: o.Client, Key: o.Request.Name, Revision: n,
+			Want: "504 ResourceVersionTooLarge, or no answer", Operations: []int64{o.ID, proof}}
+		future := fmt.Sprintf("the future RV %d (operation %d shows the store still at or below %d after it)", n, proof, below)
+		switch {
+		case o.Error != "":
+			waited++
+		case o.Status != nil && o.Status.Code == 504:
+			tooLarge++
+		case o.Status != nil && (o.Status.Code == 429 || o.Status.Code == 500 || o.Status.Code == 503):
+		case o.Status != nil:
+			v.Message = fmt.Sprintf("%s at %s was answered %s", opText(o), future, statusText(o.Status))
+			v.Got = statusText(o.Status)
+			col.Add(v)
+		case o.Request.Verb == history.KubeList:
+			P, _ := facts.ParseRV(o.Response.ListRV)
+			v.Got = fmt.Sprintf("a list at RV %d", P)
+			if P < n {
+				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d: stale data", opText(o), future, P)
+			} else {
+				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d, a state the store had not reached",
+					opText(o), future, P)
+			}
+			col.Add(v)
+		default:
+			at := "no object"
+			if ob := o.Response.Object; ob != nil {
+				at = fmt.Sprintf("%s at RV %s", ob.Name, ob.ResourceVersion)
+			}
+			v.Message = fmt.Sprintf("%s at %s was answered with data (%s)", opText(o), future, at)
+			v.Got = "data"
+			col.Add(v)
+		}
+	}
+	for _, kw := range m.watches {
+		w := kw.w
+		n, ok := facts.ParseRV(w.Request.ResourceVersion)
+		if !ok {
+			continue
+		}
+		end := w.Call
+		if len(w.Events) > 0 {
+			end = w.Events[0].Time
+		} else if w.End != nil {
+			end = w.End.Time
+		}
+		below, proof := m.belowAfter(&x, end)
+		if below >= n {
+			continue
+		}
+		judged++
+		future := fmt.Sprintf("the future RV %d (operation %d shows the store still at or below %d after its first answer)",
+			n, proof, below)
+		for i := range w.Events {
+			e := &w.Events[i]
+			switch {
+			case e.Type == history.KubeError && e.Status != nil && e.Status.Code == 504:
+				tooLarge++
+			case e.Type == history.KubeError:
+				col.Add(check.Violation{Guarantee: ErrFutureRV,
+					Message: fmt.Sprintf("watch %d (client %d) from %s got %s", w.ID, w.Client, future, kevText(*e)),
+					Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: kevText(*e),
+					Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			case e.Object != nil && e.Type != history.KubeBookmark && kw.rv(i) <= n:
+				col.Add(check.Violation{Guarantee: ErrFutureRV,
+					Message: fmt.Sprintf("watch %d (client %d) from %s delivered %s, at or below it",
+						w.ID, w.Client, future, kevText(*e)),
+					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.rv(i), Want: "nothing at or below " +
+						fmt.Sprint(n), Got: kevText(*e), Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			}
+		}
+		if st := w.End; st != nil && st.Status != nil && st.Status.Code != 504 && st.Status.Code != 429 && st.Status.Code < 500 {
+			col.Add(check.Violation{Guarantee: ErrFutureRV,
+				Message: fmt.Sprintf("watch %d (client %d) from %s was refused %s", w.ID, w.Client, future, statusText(st.Status)),
+				Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: statusText(st.Status),
+				Operations: []int64{proof}})
+		}
+	}
+	figures := map[string]float64{"requests_judged": float64(judged), "waited": float64(waited),
+		"too_large": float64(tooLarge), "maybe_future_unproven": float64(unproven)}
+	if judged == 0 {
+		return check.Skip(NameFutureRV, kubeSkipReason(h, "no request asked for an RV the history proves the store had "+
+			"not reached"), figures)
+	}
+	return col.Result(NameFutureRV, figures)
+}
+
+// CheckStaleReadBound is kube/stale-read-bound (SHOULD). A get at RV
+// N (not older than N) returns its object's state at some RV at or above
+// N: not a state the object had already left at N, nor a 404 for an
+// object that existed from N until the get returned. A list at RV "0" may
+// be stale, but its items are the collection's state at its own list RV.
+// (NotOlderThan lists are kube/list-not-older-than's.)
+func CheckStaleReadBound(h *history.History, cfg check.Config) check.Result {
+	return checkStaleReadBound(buildKubeModel(h), cfg)
+}
+
+func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged := 0
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		k, n := readKindOf(o.Request)
+		switch {
+		case o.Request.Verb == history.KubeGet && k == rkNotOlder && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
+			judged++
+			hi, _ := m.hi.minAfter(o.Return)
+			if hi != math.MaxInt64 {
+				hi--
+			}
+			if hi < n {
+				continue // a future RV: kube/future-rv's
+			}
+			if v, bad := m.getSeesBefore(o, n, hi); bad {
+				v.Guarantee = ErrStaleReadBound
+				v.Message = fmt.Sprintf("%s at RV %d (not older than %d) %s", opText(o), n, n, v.Message)
+				col.Add(v)
+			}
+		case o.Request.Verb == history.KubeList && k == rkAny && o.Response != nil:
+			judged++
+			if P, ok := facts.ParseRV(o.Response.ListRV); ok {
+				m.reportListState(o, P, col, ErrStaleReadBound, "(RV \"0\")")
+			}
+		}
+	}
+	figures := map[string]float64{"reads_judged": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameStaleReadBound, kubeSkipReason(h, "no get at an RV and no list at RV \"0\" was answered"), figures)
+	}
+	return col.Result(NameStaleReadBound, figures)
+}

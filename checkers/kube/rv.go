@@ -1,0 +1,145 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// CheckRVFormat is kube/rv-format: every resourceVersion the server
+// sent (objects of answers, list items, list RVs, watch events and
+// bookmarks) is a positive decimal integer without leading zeros, the
+// form resourceversion.CompareResourceVersion accepts (Kubernetes 1.35+,
+// KEP-5504); and RVs increase within the resource: an update's new RV is
+// above the RV of the state it replaced (its precondition).
+func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
+	col := check.NewCollector(cfg)
+	judged := 0
+	// what describes the record, called only for a violation (the
+	// descriptions of a million good RVs would cost more than the check).
+	checkRV := func(rv string, what func() string, v func() check.Violation) {
+		judged++
+		if facts.WellFormedRV(rv) {
+			return
+		}
+		x := v()
+		x.Guarantee = ErrRVFormat
+		x.Message = fmt.Sprintf("%s carries resourceVersion %q, which is not a positive decimal integer without leading zeros",
+			what(), rv)
+		x.Want, x.Got = "a positive decimal integer", fmt.Sprintf("%q", rv)
+		col.Add(x)
+	}
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		r := o.Response
+		if r == nil {
+			continue
+		}
+		base := check.Violation{Client: o.Client, Operations: []int64{o.ID}}
+		about := func(key string) func() check.Violation {
+			return func() check.Violation { v := base; v.Key = key; return v }
+		}
+		if r.Object != nil && o.Request.Verb != history.KubeDelete {
+			checkRV(r.Object.ResourceVersion, func() string { return fmt.Sprintf("%s: the answer's %s", opText(o), r.Object.Name) },
+				about(r.Object.Name))
+		}
+		if o.Request.Verb == history.KubeList {
+			checkRV(r.ListRV, func() string { return fmt.Sprintf("%s: the list", opText(o)) }, about(""))
+			for j := range r.Items {
+				it := &r.Items[j]
+				checkRV(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", opText(o), it.Name) }, about(it.Name))
+			}
+		}
+		if o.Request.Verb == history.KubeUpdate && o.Request.Object != nil && r.Object != nil {
+			p, okP := facts.ParseRV(o.Request.Object.ResourceVersion)
+			n, okN := facts.ParseRV(r.Object.ResourceVersion)
+			if okP && okN && n <= p {
+				v := base
+				v.Guarantee, v.Key, v.Revision = ErrRVFormat, r.Object.Name, n
+				v.Message = fmt.Sprintf("%s replaced %s at RV %d and was acknowledged at RV %d, not above it",
+					opText(o), r.Object.Name, p, n)
+				v.Want, v.Got = fmt.Sprintf("> %d", p), fmt.Sprint(n)
+				col.Add(v)
+			}
+		}
+	}
+	for _, w := range h.KubeWatches {
+		for i := range w.Events {
+			e := &w.Events[i]
+			if e.Object == nil || e.Type == history.KubeError {
+				continue
+			}
+			checkRV(e.Object.ResourceVersion, func() string { return fmt.Sprintf("watch %d event %d (%s)", w.ID, i, e.Type) },
+				func() check.Violation {
+					return check.Violation{Watch: w.ID, Client: w.Client, Key: e.Object.Name,
+						KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+				})
+		}
+	}
+	figures := map[string]float64{"rvs": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameRVFormat, kubeSkipReason(h, "no answer or event carried a resourceVersion"), figures)
+	}
+	return col.Result(NameRVFormat, figures)
+}
+
+// CheckRVOrder is kube/rv-order: an acknowledged create or update
+// that was called after another write had returned has a higher RV; no
+// two acknowledged writes share an RV. Only the RVs the answers name are
+// judged (a ConfigMap delete answers without one).
+func CheckRVOrder(h *history.History, cfg check.Config) check.Result {
+	col := check.NewCollector(cfg)
+	type wr struct {
+		o  *history.KubeOperation
+		rv int64
+	}
+	var ws []wr
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if !o.Request.Verb.IsWrite() || o.Response == nil {
+			continue
+		}
+		if rv := objRV(o.Response.Object); rv > 0 {
+			ws = append(ws, wr{o, rv})
+		}
+	}
+	figures := map[string]float64{"writes": float64(len(ws))}
+	if len(ws) < 2 {
+		return check.Skip(NameRVOrder, kubeSkipReason(h, "fewer than two acknowledged writes name their RV"), figures)
+	}
+	var ents []tent
+	byRV := map[int64]*history.KubeOperation{}
+	for _, w := range ws {
+		ents = append(ents, tent{w.o.Return, w.rv, w.o.ID})
+		if first := byRV[w.rv]; first != nil {
+			col.Add(check.Violation{Guarantee: ErrRVOrder,
+				Message: fmt.Sprintf("%s and %s were both acknowledged at RV %d", opText(first), opText(w.o), w.rv),
+				Client:  w.o.Client, Key: kopName(w.o), Revision: w.rv, Want: "distinct RVs", Got: fmt.Sprint(w.rv),
+				Operations: []int64{first.ID, w.o.ID}})
+			continue
+		}
+		byRV[w.rv] = w.o
+	}
+	lo := newTimeIndex(ents, true)
+	ops := map[int64]*history.KubeOperation{}
+	for _, w := range ws {
+		ops[w.o.ID] = w.o
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].o.Call < ws[j].o.Call })
+	for _, w := range ws {
+		prev, id := lo.maxBefore(w.o.Call)
+		if prev < w.rv || id == 0 {
+			continue
+		}
+		a := ops[id]
+		col.Add(check.Violation{Guarantee: ErrRVOrder,
+			Message: fmt.Sprintf("%s was called after %s had returned with RV %d, yet it was acknowledged at RV %d",
+				opText(w.o), opText(a), prev, w.rv),
+			Client: w.o.Client, Key: kopName(w.o), Revision: w.rv,
+			Want: fmt.Sprintf("> %d", prev), Got: fmt.Sprint(w.rv), Operations: []int64{id, w.o.ID}})
+	}
+	return col.Result(NameRVOrder, figures)
+}

@@ -1,0 +1,410 @@
+package kube
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// CheckWatchExpired is kube/watch-expired. An expired watch is
+// answered with HTTP 200 and an ERROR event whose Status is 410 with
+// reason Expired — not refused with HTTP 410 — and nothing follows an
+// ERROR event. A watch from an RV below a compaction of etcd that vigil
+// made (and that returned before the watch was called) is owed that 410
+// or every change from its RV on: one that starts silently later fails.
+// (The watch cache may still hold the compacted history and serve it.)
+func CheckWatchExpired(h *history.History, cfg check.Config) check.Result {
+	return checkWatchExpired(buildKubeModel(h), cfg)
+}
+
+func checkWatchExpired(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	type compaction struct {
+		at  time.Duration
+		rev int64
+		op  int64
+	}
+	var comps []compaction
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if o.Request.Kind == history.OpCompact && o.Response != nil {
+			comps = append(comps, compaction{o.Return, o.Request.Revision, o.ID})
+		}
+	}
+	judged, errors := 0, 0
+	for _, kw := range m.watches {
+		w := kw.w
+		if kw.mode == kwRefused && isExpired(w.End.Status) {
+			judged++
+			col.Add(check.Violation{Guarantee: ErrWatchExpired,
+				Message: fmt.Sprintf("watch %d (client %d) from RV %q was refused with HTTP %s; an expired watch is answered "+
+					"with HTTP 200 and an ERROR event", w.ID, w.Client, w.Request.ResourceVersion, statusText(w.End.Status)),
+				Watch: w.ID, Client: w.Client, Want: "HTTP 200, ERROR 410 Expired", Got: "HTTP " + statusText(w.End.Status)})
+		}
+		if kw.errIdx >= 0 {
+			judged++
+			errors++
+			e := &w.Events[kw.errIdx]
+			if isExpired(e.Status) && e.Status.Reason != "Expired" {
+				col.Add(check.Violation{Guarantee: ErrWatchExpired,
+					Message: fmt.Sprintf("watch %d (client %d) got an ERROR event 410 with reason %q, not Expired",
+						w.ID, w.Client, e.Status.Reason),
+					Watch: w.ID, Client: w.Client, Want: "410 Expired", Got: statusText(e.Status),
+					KubeEvents: []history.KubeEventAt{kevAt(w, kw.errIdx)}})
+			}
+			if kw.errIdx+1 < len(w.Events) {
+				col.Add(check.Violation{Guarantee: ErrWatchExpired,
+					Message: fmt.Sprintf("watch %d (client %d) delivered %s after its ERROR event (%s)", w.ID, w.Client,
+						kevText(w.Events[kw.errIdx+1]), kevText(*e)),
+					Watch: w.ID, Client: w.Client, Want: "nothing after ERROR", Got: kevText(w.Events[kw.errIdx+1]),
+					KubeEvents: []history.KubeEventAt{kevAt(w, kw.errIdx), kevAt(w, kw.errIdx+1)}})
+			}
+		}
+		if kw.mode != kwExplicit || kw.errIdx == 0 {
+			continue
+		}
+		var comp compaction
+		for _, c := range comps {
+			if c.at < w.Call && c.rev > comp.rev {
+				comp = c
+			}
+		}
+		if kw.reqRV+1 >= comp.rev {
+			continue
+		}
+		judged++
+		upto := kw.last
+		if f := kw.firstLiveRV(); f > 0 {
+			upto = f - 1
+		}
+		for _, c := range m.changesIn(kw.reqRV, upto) {
+			if typ, sure := m.expected(c, kw.sel); typ == "" || !sure {
+				continue
+			}
+			v := check.Violation{Guarantee: ErrWatchExpired,
+				Message: fmt.Sprintf("watch %d (client %d) from RV %d, below etcd's compaction at %d (etcd operation %d), was "+
+					"not answered 410 and started silently later: it skipped the change of %s at RV %d (%s)",
+					w.ID, w.Client, kw.reqRV, comp.rev, comp.op, c.obj.name, c.rv, m.changeText(c)),
+				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv,
+				Want: "ERROR 410 Expired, or every change from RV " + fmt.Sprint(kw.reqRV+1), Got: "a later start"}
+			if len(kw.live) > 0 {
+				v.KubeEvents = []history.KubeEventAt{kevAt(w, kw.live[0])}
+			}
+			m.evidence(&v, c.ref())
+			col.Add(v)
+			break
+		}
+	}
+	figures := map[string]float64{"watches_judged": float64(judged), "error_events": float64(errors),
+		"compactions": float64(len(comps))}
+	if judged == 0 {
+		return check.Skip(NameWatchExpired, kubeSkipReason(h, "no watch expired, ended in an ERROR event or started "+
+			"below a compaction"), figures)
+	}
+	return col.Result(NameWatchExpired, figures)
+}
+
+// CheckWatchInitialState is kube/watch-initial-state: a watch from RV
+// unset or "0" (without sendInitialEvents) starts with ADDED events that
+// are the state of the collection at one RV (each object at its state
+// there, none missing, under the watch's selector), and every later event
+// has an RV above that state's. A server may turn such a watch into a
+// streaming list (Kubernetes 1.34+ with WatchList); its initial-events-end
+// bookmark then names the state's RV.
+func CheckWatchInitialState(h *history.History, cfg check.Config) check.Result {
+	return checkWatchInitialState(buildKubeModel(h), cfg)
+}
+
+func checkWatchInitialState(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged := 0
+	for _, kw := range m.watches {
+		if kw.mode != kwState {
+			continue
+		}
+		judged++
+		m.initialStateIssues(kw, col, ErrWatchInitialState, "initial state")
+	}
+	figures := map[string]float64{"watches_judged": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameWatchInitialState, kubeSkipReason(h, "no watch from RV unset or \"0\""), figures)
+	}
+	return col.Result(NameWatchInitialState, figures)
+}
+
+// initialIndex maps an index into kw.items back to the event index.
+func initialIndex(kw *kwatch, item int) int {
+	n := -1
+	for i := 0; i < kw.initN; i++ {
+		e := &kw.w.Events[i]
+		if e.Type == history.KubeAdded && e.Object != nil {
+			n++
+			if n == item {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// CheckWatchSelector is kube/watch-selector, for watches with a label
+// selector: every ADDED or MODIFIED object (initial ones too) matches it,
+// and so does the state a DELETED event carries; a change that makes an
+// object match is ADDED, one that makes it stop matching (or deletes a
+// matching one) is DELETED, one that keeps it matching is MODIFIED, and
+// one that leaves it outside is not delivered. Where an unplaced write may
+// have changed the labels just before, the type is not judged.
+func CheckWatchSelector(h *history.History, cfg check.Config) check.Result {
+	return checkWatchSelector(buildKubeModel(h), cfg)
+}
+
+func checkWatchSelector(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged := 0
+	for _, kw := range m.watches {
+		if kw.sel == nil || kw.mode == kwRefused || kw.mode == kwUnjudged {
+			continue
+		}
+		judged++
+		w := kw.w
+		for i := 0; i < kw.liveEnd(); i++ {
+			e := &w.Events[i]
+			if e.Object == nil || e.Type == history.KubeBookmark || m.objs[e.Object.Name] == nil {
+				continue
+			}
+			if !kw.sel.matches(e.Object.Labels) {
+				what := "an object"
+				if e.Type == history.KubeDeleted {
+					what = "the last matching state of an object"
+				}
+				col.Add(check.Violation{Guarantee: ErrWatchSelector,
+					Message: fmt.Sprintf("watch %d (client %d, selector %q) delivered %s with labels %v, which do not match; "+
+						"a DELETED event carries %s", w.ID, w.Client, kw.sel.raw, kevText(*e), e.Object.Labels, what),
+					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.rv(i),
+					Want: "labels matching " + kw.sel.raw, Got: fmt.Sprint(e.Object.Labels),
+					KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			}
+		}
+		for _, i := range kw.live {
+			e := &w.Events[i]
+			c := m.changeAt[kw.rv(i)]
+			if c == nil || c.obj.name != e.Object.Name {
+				continue // kube/watch-from-rv reports it
+			}
+			typ, sure := m.expected(c, kw.sel)
+			if !sure || typeFits(e.Type, typ) {
+				continue
+			}
+			want := typ
+			if want == "" {
+				want = "nothing (the object matches neither before nor after)"
+			}
+			v := check.Violation{Guarantee: ErrWatchSelector,
+				Message: fmt.Sprintf("watch %d (client %d, selector %q) delivered %s for %s, which %s; want %s",
+					w.ID, w.Client, kw.sel.raw, kevText(*e), m.changeText(c), m.transition(c, kw.sel), want),
+				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: want, Got: e.Type,
+				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+			m.evidence(&v, c.ref())
+			col.Add(v)
+		}
+		for _, c := range m.changesIn(kw.start, kw.last) {
+			typ, sure := m.expected(c, kw.sel)
+			if !sure || (typ != history.KubeAdded && typ != history.KubeDeleted) {
+				continue
+			}
+			if i := kw.eventAt(c.rv); i >= 0 && w.Events[i].Object.Name == c.obj.name {
+				continue
+			}
+			v := check.Violation{Guarantee: ErrWatchSelector,
+				Message: fmt.Sprintf("watch %d (client %d, selector %q) did not deliver %s for %s at RV %d, which %s",
+					w.ID, w.Client, kw.sel.raw, typ, m.changeText(c), c.rv, m.transition(c, kw.sel)),
+				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: typ, Got: "nothing"}
+			m.evidence(&v, c.ref())
+			col.Add(v)
+		}
+	}
+	figures := map[string]float64{"watches_judged": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameWatchSelector, kubeSkipReason(h, "no watch had a label selector"), figures)
+	}
+	return col.Result(NameWatchSelector, figures)
+}
+
+// CheckWatchDeletedRV is kube/watch-deleted-rv: a DELETED event
+// carries its object's last state (the value of the change just before)
+// with the RV of the deletion — on a watch without a selector, never the
+// RV of the object's last create or update. On a watch with a selector a
+// DELETED may report the object leaving it; the same holds with the RV of
+// that change.
+func CheckWatchDeletedRV(h *history.History, cfg check.Config) check.Result {
+	return checkWatchDeletedRV(buildKubeModel(h), cfg)
+}
+
+func checkWatchDeletedRV(m *kubeModel, cfg check.Config) check.Result {
+	h := m.h
+	col := check.NewCollector(cfg)
+	judged := 0
+	for _, kw := range m.watches {
+		if kw.mode == kwRefused || kw.mode == kwUnjudged {
+			continue
+		}
+		w := kw.w
+		for _, i := range kw.live {
+			e := &w.Events[i]
+			o := m.objs[e.Object.Name]
+			if e.Type != history.KubeDeleted || o == nil {
+				continue
+			}
+			judged++
+			rv := kw.rv(i)
+			c := o.exactly(rv)
+			if kw.sel == nil && c != nil && !c.del {
+				v := check.Violation{Guarantee: ErrWatchDeletedRV,
+					Message: fmt.Sprintf("watch %d (client %d) delivered %s: RV %d is %s of %s, not its deletion",
+						w.ID, w.Client, kevText(*e), rv, m.changeText(c), o.name),
+					Watch: w.ID, Client: w.Client, Key: o.name, Revision: rv, Want: "the deletion's RV", Got: fmt.Sprint(rv),
+					KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+				m.evidence(&v, c.ref())
+				col.Add(v)
+				continue
+			}
+			prev := o.at(rv - 1)
+			carried := m.byValue[e.Object.Value]
+			switch {
+			case carried != nil && carried.rv >= rv:
+				v := check.Violation{Guarantee: ErrWatchDeletedRV,
+					Message: fmt.Sprintf("watch %d (client %d) delivered %s, carrying the state %s made at RV %d, not before the "+
+						"deletion", w.ID, w.Client, kevText(*e), m.writeText(carried), carried.rv),
+					Watch: w.ID, Client: w.Client, Key: o.name, Revision: rv, Want: fmt.Sprintf("a state below RV %d", rv),
+					Got: fmt.Sprint(carried.rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+				m.evidence(&v, kref{op: carried.op.ID, idx: -1})
+				col.Add(v)
+			case prev.exists() && e.Object.Value != prev.value && o.settled(prev.rv, rv-1, true) ||
+				prev.exists() && carried != nil && carried.rv > 0 && carried.rv < prev.rv:
+				v := check.Violation{Guarantee: ErrWatchDeletedRV,
+					Message: fmt.Sprintf("watch %d (client %d) delivered %s, but %s's last state before RV %d was %q, made by "+
+						"%s at RV %d", w.ID, w.Client, kevText(*e), o.name, rv, prev.value, m.changeText(prev), prev.rv),
+					Watch: w.ID, Client: w.Client, Key: o.name, Revision: rv,
+					Want: fmt.Sprintf("%q", prev.value), Got: fmt.Sprintf("%q", e.Object.Value),
+					KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+				m.evidence(&v, prev.ref())
+				col.Add(v)
+			}
+		}
+	}
+	figures := map[string]float64{"deleted_events": float64(judged)}
+	if judged == 0 {
+		return check.Skip(NameWatchDeletedRV, kubeSkipReason(h, "no watch delivered a DELETED event"), figures)
+	}
+	return col.Result(NameWatchDeletedRV, figures)
+}
+
+// Bounds of kube/watch-timeout. kube-apiserver ends a watch with
+// timeoutSeconds T exactly T after its handler started (the handler's
+// context.WithTimeout and serveWatch's timer, k8s.io/apiserver
+// pkg/endpoints/handlers/get.go; no jitter: the jitter applies only to
+// --min-request-timeout when timeoutSeconds is absent). The handler starts
+// after the client's call, so the clean end comes at or after T; the slack
+// covers a loaded machine.
+const (
+	watchTimeoutSlackFixed = 5 * time.Second
+	watchTimeoutSlackPart  = 4 // plus a quarter of T
+	watchTimeoutEarly      = 50 * time.Millisecond
+)
+
+func watchTimeoutSlack(t time.Duration) time.Duration {
+	return watchTimeoutSlackFixed + t/watchTimeoutSlackPart
+}
+
+// CheckWatchTimeout is kube/watch-timeout: a watch with timeoutSeconds
+// T, unless vigil closed it first or it ended in an ERROR event, is ended
+// by the server cleanly (end of stream, no error) no later than T plus a
+// slack (5 s and a quarter of T); one still open later, or one that broke
+// at or after T instead of ending, fails. A clean end before T is allowed
+// (a server may close any watch early, e.g. the watch cache closes a
+// watcher too slow to keep up, or on restart; clients watch again) and
+// counted. Watches that a fault aimed at their API server overlapped are
+// not judged.
+func CheckWatchTimeout(h *history.History, cfg check.Config) check.Result {
+	col := check.NewCollector(cfg)
+	judged, early, faulted := 0, 0, 0
+	for _, w := range h.KubeWatches {
+		T := time.Duration(w.Request.TimeoutSeconds) * time.Second
+		if T <= 0 || w.End == nil || hasErrorEvent(w) || w.End.Status != nil {
+			continue
+		}
+		deadline, slack := w.Call+T, watchTimeoutSlack(T)
+		elapsed := w.End.Time - w.Call
+		if w.End.Reason == history.EndClient && w.End.Time <= deadline+slack {
+			continue
+		}
+		if kubeFaultDuring(h, w.Server, w.Call, min(w.End.Time, deadline+slack)) {
+			faulted++
+			continue
+		}
+		judged++
+		v := check.Violation{Guarantee: ErrWatchTimeout, Watch: w.ID, Client: w.Client,
+			Want: fmt.Sprintf("a clean end by %.1fs", (T + slack).Seconds())}
+		switch {
+		case w.End.Reason == history.EndServer && elapsed < T-watchTimeoutEarly:
+			early++
+		case w.End.Reason == history.EndServer && elapsed <= T+slack:
+		case w.End.Reason == history.EndServer:
+			v.Message = fmt.Sprintf("watch %d (client %d) with timeoutSeconds=%d ended only %.1fs after it was called",
+				w.ID, w.Client, w.Request.TimeoutSeconds, elapsed.Seconds())
+			v.Got = fmt.Sprintf("ended at %.1fs", elapsed.Seconds())
+			col.Add(v)
+		case w.End.Reason == history.EndClient:
+			v.Message = fmt.Sprintf("watch %d (client %d) with timeoutSeconds=%d was still open %.1fs after it was called, "+
+				"when vigil closed it", w.ID, w.Client, w.Request.TimeoutSeconds, elapsed.Seconds())
+			v.Got = fmt.Sprintf("open at %.1fs", elapsed.Seconds())
+			col.Add(v)
+		case elapsed >= T-watchTimeoutEarly:
+			v.Message = fmt.Sprintf("watch %d (client %d) with timeoutSeconds=%d broke %.1fs after it was called instead of "+
+				"ending cleanly: %s", w.ID, w.Client, w.Request.TimeoutSeconds, elapsed.Seconds(), w.End.Error)
+			v.Got = "error: " + w.End.Error
+			col.Add(v)
+		default:
+			judged-- // it broke before its timeout: nothing to judge
+		}
+	}
+	figures := map[string]float64{"watches_judged": float64(judged), "ended_early": float64(early),
+		"overlapped_by_faults": float64(faulted)}
+	if judged == 0 {
+		return check.Skip(NameWatchTimeout, kubeSkipReason(h, "no watch with timeoutSeconds ran to its timeout"), figures)
+	}
+	return col.Result(NameWatchTimeout, figures)
+}
+
+func hasErrorEvent(w *history.KubeWatchStream) bool {
+	for i := range w.Events {
+		if w.Events[i].Type == history.KubeError {
+			return true
+		}
+	}
+	return false
+}
+
+// kubeFaultDuring reports a fault overlapping (from, to) aimed at server
+// (or at no named target).
+func kubeFaultDuring(h *history.History, server string, from, to time.Duration) bool {
+	for _, f := range h.Faults {
+		if f.End < from || f.Start > to {
+			continue
+		}
+		if len(f.Targets) == 0 || server == "" {
+			return true
+		}
+		for _, t := range f.Targets {
+			if t == server {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,19 @@
+package linearizable
+
+import "github.com/vigil-suite/vigil/checkers/check"
+
+// Names of the checks of this package, as reports and result.json spell them.
+const (
+	Name = "kv/linearizable"
+)
+
+// Guarantees, one sentinel per check; a Violation wraps the one it breaks.
+var (
+	Err = check.Guarantee(Name, "linearizable reads and all writes form one history "+
+		"that a single copy of the store could have produced, respecting real time")
+)
+
+// Checks returns kv/linearizable.
+func Checks() []check.Check {
+	return []check.Check{{Name: Name, Guarantee: Err, Run: Check}}
+}

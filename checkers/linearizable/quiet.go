@@ -1,0 +1,224 @@
+package linearizable
+
+import (
+	"sort"
+
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Quiet spans keep the search from trying every write of unknown outcome
+// at every free revision. A linearizable read at header revision r that
+// shows key k with mod revision m, create revision c and version v proves,
+// for every linearization in which that read fits:
+//   - no write touched k at revisions m+1..r (else its mod would be later);
+//   - exactly v puts and no delete touched k at revisions c..r; when the
+//     acknowledged puts of k in c..r are already v, no other write did.
+// A write of unknown outcome is therefore never applied to k inside such a
+// span. This only removes placements that would fail later anyway, so it
+// changes no verdict, only the time to reach it.
+//
+// Watches add spans and pins of their own (addWatches, pins); those trust
+// the watches, as the comment on addWatches says.
+
+// span is an inclusive range of absolute revisions.
+type span struct{ lo, hi int64 }
+
+// observation is one key as an acknowledged read saw it at revision rev.
+type observation struct {
+	rev int64
+	kv  history.KV
+	op  int64
+}
+
+// evidence is a raw quiet span with what proves it: a read (op) or a watch.
+type evidence struct {
+	span
+	op, watch int64
+}
+
+// quietRecorder gathers, while the operations are classified, the
+// observations and acknowledged puts quiet spans are made of.
+type quietRecorder struct {
+	obs       map[string][]observation
+	ackedPuts map[string][]int64
+	// raw holds the spans with their evidence, by key index; watches
+	// counts the watches that vouched for something.
+	raw     map[int32][]evidence
+	watches int
+}
+
+func newQuietRecorder() *quietRecorder {
+	return &quietRecorder{obs: map[string][]observation{}, ackedPuts: map[string][]int64{}, raw: map[int32][]evidence{}}
+}
+
+// add records an acknowledged operation: the keys its reads show at its
+// header revision (reads at the current revision, and the reads of a txn
+// branch that wrote nothing), and the keys it put.
+func (q *quietRecorder) add(o *history.Operation) {
+	resp := o.Response
+	see := func(kvs []history.KV) {
+		for _, kv := range kvs {
+			q.obs[kv.Key] = append(q.obs[kv.Key], observation{resp.Revision, kv, o.ID})
+		}
+	}
+	switch o.Request.Kind {
+	case history.OpRange:
+		if o.Request.Revision == 0 {
+			see(resp.KVs)
+		}
+	case history.OpPut:
+		q.ackedPuts[o.Request.Key] = append(q.ackedPuts[o.Request.Key], resp.Revision)
+	case history.OpTxn:
+		br := o.Request.Failure
+		if resp.Succeeded {
+			br = o.Request.Success
+		}
+		wrote := false
+		for _, b := range br {
+			switch b.Kind {
+			case history.OpPut:
+				q.ackedPuts[b.Key] = append(q.ackedPuts[b.Key], resp.Revision)
+				wrote = true
+			case history.OpDelete:
+				wrote = true
+			}
+		}
+		if !wrote {
+			for i := range resp.Responses {
+				if i < len(br) && br[i].Kind == history.OpRange && br[i].Revision == 0 {
+					see(resp.Responses[i].KVs)
+				}
+			}
+		}
+	}
+}
+
+// addWatches adds what watches vouch for. A watch without filters that
+// observed revisions first..last delivered, by its own guarantee
+// (watch/reliable), every change of its keys in between; where it shows no
+// event of key k, no write touched k. This trusts the watch: should a watch
+// lose the event of a write whose outcome was unknown, that write finds no
+// free revision and the search fails at the revision it left empty. The
+// watch/* checks judge the watches themselves.
+func (q *quietRecorder) addWatches(h *history.History, ks *keyspace) {
+	for _, w := range h.Watches {
+		if w.Request.NoPut || w.Request.NoDelete {
+			continue
+		}
+		win := facts.ObservedWindow(w)
+		if !win.Ok || win.Last < win.First {
+			continue
+		}
+		lo, hi := ks.span(w.Request.Key, w.Request.End)
+		if lo >= hi {
+			continue
+		}
+		changed := map[string][]int64{}
+		for _, r := range w.Responses {
+			for _, ev := range r.Events {
+				changed[ev.KV.Key] = append(changed[ev.KV.Key], ev.Revision())
+			}
+		}
+		for i := lo; i < hi; i++ {
+			revs := changed[ks.keys[i]]
+			sort.Slice(revs, func(a, b int) bool { return revs[a] < revs[b] })
+			from := win.First
+			for _, r := range revs {
+				if r > win.Last {
+					break
+				}
+				if r > from {
+					q.raw[i] = append(q.raw[i], evidence{span: span{from, r - 1}, watch: w.ID})
+				}
+				from = max(from, r+1)
+			}
+			if from <= win.Last {
+				q.raw[i] = append(q.raw[i], evidence{span: span{from, win.Last}, watch: w.ID})
+			}
+		}
+		q.watches++
+	}
+}
+
+// pins records what watches saw written: at (revision, key), the value of
+// a PUT event, or -1 for a DELETE. A write of unknown outcome applied there
+// must match it.
+func (q *quietRecorder) pins(h *history.History, ks *keyspace) map[revKeyIdx]int32 {
+	out := map[revKeyIdx]int32{}
+	for _, w := range h.Watches {
+		for _, r := range w.Responses {
+			for _, ev := range r.Events {
+				i, ok := ks.index[ev.KV.Key]
+				if !ok {
+					continue
+				}
+				v := int32(-1)
+				if ev.Type == history.EventPut {
+					if v, ok = ks.valueIdx[ev.KV.Value]; !ok {
+						v = -2 // a value no put of this history writes
+					}
+				}
+				k := revKeyIdx{ev.Revision(), i}
+				if _, dup := out[k]; !dup {
+					out[k] = v
+				}
+			}
+		}
+	}
+	return out
+}
+
+type revKeyIdx struct {
+	rev int64
+	key int32
+}
+
+// spans sets, for each key of the keyspace, its quiet spans (sorted and
+// merged) and the evidence behind them.
+func (q *quietRecorder) spans(ks *keyspace) {
+	for key, obs := range q.obs {
+		i, ok := ks.index[key]
+		if !ok {
+			continue
+		}
+		puts := q.ackedPuts[key]
+		sort.Slice(puts, func(a, b int) bool { return puts[a] < puts[b] })
+		for _, o := range obs {
+			if o.kv.ModRevision < o.rev {
+				q.raw[i] = append(q.raw[i], evidence{span: span{o.kv.ModRevision + 1, o.rev}, op: o.op})
+			}
+			c := o.kv.CreateRevision
+			if c <= 0 || c > o.rev {
+				continue
+			}
+			lo := sort.Search(len(puts), func(j int) bool { return puts[j] >= c })
+			hi := sort.Search(len(puts), func(j int) bool { return puts[j] > o.rev })
+			if int64(hi-lo) == o.kv.Version {
+				q.raw[i] = append(q.raw[i], evidence{span: span{c, o.rev}, op: o.op})
+			}
+		}
+	}
+	ks.quiet = make([][]span, len(ks.keys))
+	for i, ev := range q.raw {
+		sp := make([]span, len(ev))
+		for j := range ev {
+			sp[j] = ev[j].span
+		}
+		ks.quiet[i] = mergeSpans(sp)
+	}
+	ks.evidence = q.raw
+}
+
+func mergeSpans(raw []span) []span {
+	sort.Slice(raw, func(a, b int) bool { return raw[a].lo < raw[b].lo })
+	var out []span
+	for _, s := range raw {
+		if n := len(out); n > 0 && s.lo <= out[n-1].hi+1 {
+			out[n-1].hi = max(out[n-1].hi, s.hi)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}

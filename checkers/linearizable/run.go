@@ -1,0 +1,746 @@
+package linearizable
+
+import (
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// The replay walks the plan, stepping the model operation by operation.
+// Where a step fails, or the plan breaks real time, it searches (porcupine,
+// the same model) a window of the plan around that place instead, starting
+// from the state the replay reached there, with every floating write that
+// could fill a revision of the window. The search finds the order and the
+// unknown outcomes there; the replay then goes on after the window.
+//
+// Why the verdicts hold:
+//   - pass: the replay and the windows' linearizations together are one
+//     order of every operation the search judges; every step was taken by
+//     the model and the order respects real time (windows hold every
+//     stretch where the plan does not). That is a linearization.
+//   - fail: a window's search found no order. That proves the history is
+//     not linearizable if the window's start state is forced — every
+//     linearization of the history reaches it there — and the window holds
+//     every operation that could go inside it: the fixed operations of its
+//     revisions (no other place is open to them), the flexible operations
+//     whose whole interval it covers (the others change no key; leaving a
+//     check out only makes the search more permissive), and every floating
+//     write that could take a revision in it (including those an earlier
+//     window applied: the search may not rely on them being used up). The
+//     start state is forced when no earlier choice reaches it: a window
+//     chose which floating writes filled its revisions, and each key such
+//     a write could change stays open until a read shows it whole again;
+//     likewise a compaction of unknown outcome the window applied, until an
+//     acknowledged compaction. Writes of unknown outcome that could precede
+//     every fixed operation leave their keys open from the start. When a
+//     window fails on a key still open (or on compactions while those are
+//     open), the search goes back to include the window that opened it.
+//   - unknown: a window ran out of its time or memory budget or grew past
+//     its operation cap, or the history is too large to keep the plan's
+//     order where it fails.
+
+// Budgets of one window's search, besides cfg.LinearizabilityTimeout.
+const (
+	// linWindowMaxOps caps the operations of one search. porcupine's
+	// bookkeeping costs O(n) per state, so a search of n operations costs
+	// at least n²/8 bytes; 20,000 operations is about 50 MB of it.
+	linWindowMaxOps = 20000
+	// linSearchMemory is the memory one search may use for the states it
+	// keeps, estimated from their count (see stateBytes).
+	linSearchMemory = 1 << 30
+	// linVerifyReach is how far (in operations) a search reaches past a
+	// free revision for the next read of a key a floating write could have
+	// changed there; a key read only later stays open (see leak).
+	linVerifyReach = 400
+)
+
+// stateBytes estimates what porcupine keeps for one state of a search of n
+// operations: its bitset of linearized operations, the cache entry and the
+// model state with its copied chunk.
+func stateBytes(n int) int64 { return int64(n)/8 + 512 }
+
+type linRun struct {
+	p   *linPrep
+	pl  *linPlan
+	m   kvModel
+	cfg check.Config
+	// maxOps and memory are the budgets of one search: linWindowMaxOps
+	// and linSearchMemory unless a test says otherwise.
+	maxOps int
+	memory int64
+	// deadline ends every search once cfg.LinearizabilityTimeout has passed
+	// since the check began (zero: no limit). It is the one clock a checker
+	// reads, and it can only turn a verdict into unknown.
+	deadline time.Time
+	// searchAll makes the whole plan one search (tests of the budgets).
+	searchAll bool
+	// onSearch, if set, sees every search and how it ended (diagnostics
+	// in tests and benchmarks).
+	onSearch func(set *searchSet, out *searchOutcome)
+	// states[q] is the store before seq[q], valid up to where the replay
+	// got.
+	states  []kvState
+	windows []*linWindow
+	// used maps a floating write to the index in windows of the window
+	// that applied it.
+	used map[int32]int
+	// obs holds, per key, the positions where the replay saw it whole;
+	// compObs those of acknowledged compactions.
+	obs     map[int32][]int32
+	compObs []int32
+	// early are the keys floating writes that could precede every fixed
+	// operation write: open from the start.
+	early map[int32]bool
+	st    searchStats
+}
+
+// linWindow is a searched stretch of the plan, [a, b).
+type linWindow struct {
+	a, b      int32
+	keys      map[int32]bool // keys its floating writes could change
+	compacted bool           // it applied a compaction of unknown outcome
+	applied   []int32        // floating writes it applied
+}
+
+type searchStats struct {
+	windows, rewinds       int
+	ops, maxOps            int
+	steps, states          int64
+	disagreements          int    // free searches that passed where ordered ones failed (never, by design)
+	reason                 string // why the check is unknown, when it is
+	stopped                bool
+	violation              *check.Violation
+	forcedViolationFromOps bool
+}
+
+// run replays the plan. It returns with st.violation set (fail), st.reason
+// set (unknown), or neither (pass).
+func (r *linRun) run() {
+	seq, troubles := r.pl.seq, r.pl.troubles
+	ti := 0
+	if r.searchAll && len(seq) > 0 {
+		r.search(0, int32(len(seq)), nil)
+		return
+	}
+	for q := int32(0); q < int32(len(seq)); {
+		if ti < len(troubles) && troubles[ti].lo <= q {
+			t := troubles[ti]
+			ti++
+			if t.hi < q && len(r.windows) > 0 && r.windows[len(r.windows)-1].a <= t.lo {
+				continue // searched whole inside the last window
+			}
+			next, done := r.search(t.lo, t.hi+1, &t)
+			if done {
+				return
+			}
+			q = next
+			continue
+		}
+		i := seq[q]
+		if s, mm := r.m.step(r.states[q], r.p.ops[i], false); mm == nil {
+			r.states[q+1] = s
+			r.observe(q, r.p.ops[i])
+			q++
+			continue
+		}
+		next, done := r.search(q, q+1, nil)
+		if done {
+			return
+		}
+		q = next
+	}
+}
+
+// search searches the window [a, b) (grown as needed) and returns where the
+// replay goes on, or done when the check has its verdict.
+func (r *linRun) search(a, b int32, tr *trouble) (next int32, done bool) {
+	excludeUsed := true
+	for {
+		a, b = r.expand(a, b)
+		a = r.rewind(a)
+		a, b = r.expand(a, b)
+		set := r.searchSet(a, b, excludeUsed)
+		if set.needB > b {
+			b = set.needB
+			continue
+		}
+		n := len(set.pops)
+		if n > r.maxOps {
+			if tr != nil && r.p.ops[tr.early].mode == modeAcked && r.p.ops[tr.late].mode == modeAcked {
+				v := r.realTimeViolation(tr)
+				r.st.violation = &v
+				return 0, true
+			}
+			r.st.reason = fmt.Sprintf("the search around revisions %s needs %d operations, more than its cap of %d",
+				r.revRange(a, b), n, r.maxOps)
+			return 0, true
+		}
+		out := r.porcupine(set, true)
+		if r.onSearch != nil {
+			r.onSearch(set, &out)
+		}
+		var free searchOutcome
+		if !out.ok && !out.timedOut && !out.exhausted && !(excludeUsed && set.excluded > 0) && r.leak(set) == noLeak {
+			// About to fail. The search in plan order stops where that
+			// order does; a free search, if it ends within its budgets,
+			// finds the longest prefix in any order, which explains
+			// better. (It cannot pass where the ordered one failed, every
+			// linearization keeps that order; if it ever did, its order
+			// stands.)
+			if free = r.porcupine(set, false); free.ok {
+				r.st.disagreements++
+				out = free
+			}
+		}
+		switch {
+		case out.ok:
+			end, applied, compacted, err := r.replayWindow(set, out.order)
+			if err != nil {
+				r.st.reason = fmt.Sprintf("internal error: %v", err)
+				return 0, true
+			}
+			if !excludeUsed {
+				if w := r.earliestUser(applied); w >= 0 {
+					a, excludeUsed = r.windows[w].a, true
+					r.st.rewinds++
+					continue
+				}
+			}
+			w := &linWindow{a: a, b: b, keys: set.open, compacted: compacted, applied: applied}
+			for _, c := range applied {
+				r.used[c] = len(r.windows)
+			}
+			r.windows = append(r.windows, w)
+			r.states[b] = end
+			return b, false
+		case out.timedOut:
+			r.st.reason = fmt.Sprintf("the check's time budget of %s (--check-timeout) ran out in the search around revisions %s (%d operations)",
+				r.cfg.LinearizabilityTimeout, r.revRange(a, b), n)
+			return 0, true
+		case out.exhausted:
+			r.st.reason = fmt.Sprintf("the search around revisions %s (%d operations) ran out of its memory budget "+
+				"(%d states, about %d MiB)", r.revRange(a, b), n, out.limit, r.memory>>20)
+			return 0, true
+		}
+		// No order fits the window.
+		if excludeUsed && set.excluded > 0 {
+			excludeUsed = false
+			continue
+		}
+		if w := r.leak(set); w != noLeak {
+			if w == leakFromStart {
+				a = 0
+			} else {
+				a = r.windows[w].a
+			}
+			excludeUsed = true
+			r.st.rewinds++
+			continue
+		}
+		info := out.info
+		if !free.timedOut && !free.exhausted {
+			info = free.info
+		}
+		v := r.p.explain(set, info)
+		r.st.violation = &v
+		return 0, true
+	}
+}
+
+// expand grows [a, b) until it holds the whole range of every flexible
+// operation in it and every trouble span it touches.
+func (r *linRun) expand(a, b int32) (int32, int32) {
+	pl := r.pl
+	for changed := true; changed; {
+		changed = false
+		for q := a; q < b; q++ {
+			i := pl.seq[q]
+			if pl.flexible(i) && (pl.lo[i] < a || pl.hi[i] > b) {
+				a, b, changed = min(a, pl.lo[i]), max(b, pl.hi[i]), true
+			}
+			if lo, hi := pl.groupLo[q], pl.groupHi[q]; lo >= 0 && (lo < a || hi >= b) {
+				a, b, changed = min(a, lo), max(b, hi+1), true
+			}
+		}
+		for _, t := range pl.troubles {
+			if t.lo > b {
+				break
+			}
+			if t.hi >= a && t.lo < b && (t.lo < a || t.hi >= b) {
+				a, b, changed = min(a, t.lo), max(b, t.hi+1), true
+			}
+		}
+	}
+	return a, min(b, int32(len(pl.seq)))
+}
+
+// rewind undoes every window that ends after a, so that a search may start
+// there; it returns the new start (the start of the earliest window undone
+// if that is earlier).
+func (r *linRun) rewind(a int32) int32 {
+	for len(r.windows) > 0 && r.windows[len(r.windows)-1].b > a {
+		w := r.windows[len(r.windows)-1]
+		a = min(a, w.a)
+		for _, c := range w.applied {
+			delete(r.used, c)
+		}
+		r.windows = r.windows[:len(r.windows)-1]
+	}
+	for k, list := range r.obs {
+		r.obs[k] = list[:sort.Search(len(list), func(j int) bool { return list[j] >= a })]
+	}
+	r.compObs = r.compObs[:sort.Search(len(r.compObs), func(j int) bool { return r.compObs[j] >= a })]
+	return a
+}
+
+const (
+	noLeak        = -1
+	leakFromStart = -2
+)
+
+// leak finds the latest earlier choice the failed search set depends on:
+// a window whose floating writes could have changed a key the set touches,
+// with no full read of that key since (or, for a set that depends on
+// compactions, a window that applied a compaction of unknown outcome with
+// no acknowledged compaction since), or the writes that could precede every
+// fixed operation.
+func (r *linRun) leak(set *searchSet) int {
+	touched := set.touched
+	for w := len(r.windows) - 1; w >= 0; w-- {
+		win := r.windows[w]
+		for k := range win.keys {
+			if touched[k] && !r.observedIn(k, win.b, set.a) {
+				return w
+			}
+		}
+		if set.compactions && win.compacted && !inRange(r.compObs, win.b, set.a) {
+			return w
+		}
+	}
+	if set.a > 0 {
+		for k := range r.early {
+			if touched[k] && !r.observedIn(k, 0, set.a) {
+				return leakFromStart
+			}
+		}
+	}
+	return noLeak
+}
+
+func (r *linRun) observedIn(k int32, from, to int32) bool { return inRange(r.obs[k], from, to) }
+
+// inRange reports whether the sorted list holds a position in [from, to).
+func inRange(list []int32, from, to int32) bool {
+	j := sort.Search(len(list), func(j int) bool { return list[j] >= from })
+	return j < len(list) && list[j] < to
+}
+
+// earliestUser returns the earliest window that applied one of the given
+// floating writes, or -1.
+func (r *linRun) earliestUser(applied []int32) int {
+	w := -1
+	for _, c := range applied {
+		if u, ok := r.used[c]; ok && (w < 0 || u < w) {
+			w = u
+		}
+	}
+	return w
+}
+
+// observe records what a replayed operation showed whole (see
+// observedKeys) and the acknowledged compactions.
+func (r *linRun) observe(q int32, op *linOp) {
+	if op.mode != modeAcked {
+		return
+	}
+	if op.req.Kind == history.OpCompact {
+		r.compObs = append(r.compObs, q)
+		return
+	}
+	observedKeys(r.p.ks, op, func(k int32) { r.obs[k] = append(r.obs[k], q) })
+}
+
+// observedKeys calls f for every key an acknowledged operation shows whole,
+// so that the store's entry for it is known after it whatever came before:
+// the keys a read at the current revision returned with their values or
+// proved absent, the keys a delete left absent.
+func observedKeys(ks *keyspace, op *linOp, f func(k int32)) {
+	if op.mode != modeAcked {
+		return
+	}
+	see := func(req *history.Request, resp *history.Response) {
+		switch req.Kind {
+		case history.OpDelete:
+			lo, hi := ks.span(req.Key, req.End)
+			for k := lo; k < hi; k++ {
+				f(k)
+			}
+		case history.OpRange:
+			if resp == nil || req.KeysOnly || (req.Revision > 0 && req.Revision != op.resp.Revision) {
+				return
+			}
+			lo, hi := ks.span(req.Key, req.End)
+			if req.Limit > 0 && resp.More {
+				if len(resp.KVs) == 0 {
+					return
+				}
+				last, ok := ks.index[resp.KVs[len(resp.KVs)-1].Key]
+				if !ok {
+					return
+				}
+				hi = min(hi, last+1)
+			}
+			for k := lo; k < hi; k++ {
+				f(k)
+			}
+		}
+	}
+	switch op.req.Kind {
+	case history.OpRange, history.OpDelete:
+		see(op.req, op.resp)
+	case history.OpTxn:
+		br := op.branch(op.resp.Succeeded)
+		for j := range br {
+			if j < len(op.resp.Responses) {
+				see(&br[j], &op.resp.Responses[j])
+			}
+		}
+	}
+}
+
+// writtenKeys are the keys an operation may change.
+func (r *linRun) writtenKeys(op *linOp) map[int32]bool {
+	out := map[int32]bool{}
+	add := func(br []history.Request) {
+		for i := range br {
+			if br[i].Kind == history.OpPut || br[i].Kind == history.OpDelete {
+				lo, hi := r.p.ks.span(br[i].Key, br[i].End)
+				for k := lo; k < hi; k++ {
+					out[k] = true
+				}
+			}
+		}
+	}
+	add(op.success)
+	add(op.failure)
+	return out
+}
+
+// touchedKeys adds the keys an operation reads, compares or changes.
+func (r *linRun) touchedKeys(op *linOp, out map[int32]bool) {
+	ks := r.p.ks
+	add := func(req *history.Request) {
+		if req.Kind == history.OpCompact {
+			return
+		}
+		lo, hi := ks.span(req.Key, req.End)
+		for k := lo; k < hi; k++ {
+			out[k] = true
+		}
+	}
+	if op.mode == modeEnd {
+		return
+	}
+	add(op.req)
+	for i := range op.success {
+		add(&op.success[i])
+	}
+	for i := range op.failure {
+		add(&op.failure[i])
+	}
+	for _, c := range op.compares {
+		if c.key >= 0 {
+			out[c.key] = true
+		}
+	}
+}
+
+// revRange names the revisions a stretch of the plan covers.
+func (r *linRun) revRange(a, b int32) string {
+	lo, hi := int64(-1), int64(-1)
+	for q := a; q < b; q++ {
+		if rv := r.pl.rev[r.pl.seq[q]]; rv > 0 {
+			if lo < 0 || rv < lo {
+				lo = rv
+			}
+			hi = max(hi, rv)
+		}
+	}
+	if lo < 0 {
+		return "(none fixed)"
+	}
+	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+// realTimeViolation reports, without a search, two acknowledged operations
+// whose header revisions contradict their order in real time.
+func (r *linRun) realTimeViolation(t *trouble) check.Violation {
+	e, l := r.p.ops[t.early], r.p.ops[t.late]
+	ep, lp := r.p.pops[t.early], r.p.pops[t.late]
+	return check.Violation{Guarantee: Err, Client: e.client, Key: e.req.Key, Revision: e.resp.Revision,
+		Operations: []int64{e.id, l.id},
+		Want:       fmt.Sprintf("header revision >= %d", l.resp.Revision), Got: fmt.Sprint(e.resp.Revision),
+		Message: fmt.Sprintf("operation %d (client %d, %s) was called at %d, after operation %d (client %d, %s) "+
+			"returned at %d, yet its header revision %d comes before revision %d: the store went back in time",
+			e.id, e.client, r.p.describe(e), ep.Call, l.id, l.client, r.p.describe(l), lp.Return,
+			e.resp.Revision, l.resp.Revision)}
+}
+
+// searchSet gathers the window [a, b) and its candidates.
+func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
+	p, pl := r.p, r.pl
+	set := &searchSet{a: a, b: b, start: r.states[a], touched: map[int32]bool{}, class: map[*linOp]int32{}}
+	maxClient := 0
+	var last, maxRev int64
+	prevRev, prevSlot := int64(-1), int8(-1)
+	for q := a; q < b; q++ {
+		i := pl.seq[q]
+		op := p.ops[i]
+		set.add(op, p.pops[i])
+		if pl.rev[i] > 0 {
+			if pl.rev[i] != prevRev || pl.slot[i] != prevSlot || pl.slot[i] == slotWrite {
+				set.size = append(set.size, 0)
+				prevRev, prevSlot = pl.rev[i], pl.slot[i]
+			}
+			set.class[op] = int32(len(set.size) - 1)
+			set.size[len(set.size)-1]++
+		}
+		last = max(last, p.pops[i].Return)
+		maxRev = max(maxRev, pl.rev[i])
+		maxClient = max(maxClient, op.client)
+		r.touchedKeys(op, set.touched)
+		if dependsOnCompaction(op) {
+			set.compactions = true
+		}
+	}
+	revLo := int64(-1) // the revision at the start, if known
+	if set.start.base != 0 {
+		revLo = set.start.current()
+	}
+	// The window fills free revisions up to its highest fixed one; those
+	// after are the next window's.
+	endRev := maxRev
+	if endRev == 0 {
+		endRev = max(0, revLo)
+	}
+	revHi := endRev
+	for _, i := range pl.floaters {
+		if pl.floorPos[i] >= b || pl.flexLo[i] >= b {
+			continue // something after the window returned before it was called
+		}
+		op := p.ops[i]
+		switch {
+		case op.req.Kind == history.OpCompact:
+			if !set.compactions {
+				continue
+			}
+		case a == 0 && pl.floorPos[i] < 0:
+			// It may precede every fixed operation, before the first
+			// revision the history shows.
+		case !r.fitsGap(op, max(revLo, pl.floorRev[i]), revHi):
+			continue
+		}
+		if _, used := r.used[i]; used && excludeUsed {
+			set.excluded++
+			continue
+		}
+		set.cands = append(set.cands, i)
+		r.touchedKeys(op, set.touched)
+	}
+	set.cands = r.fewestOfEachClass(set.cands, revLo, revHi, a == 0)
+	set.open = map[int32]bool{}
+	for _, i := range set.cands {
+		last = max(last, p.pops[i].Call)
+		maxClient = max(maxClient, p.ops[i].client)
+		set.needB = max(set.needB, pl.flexPos[i]+1)
+		r.verifyReach(set, i, revLo, revHi)
+	}
+	end := &linOp{id: -1, client: maxClient + 1, mode: modeEnd, maxRev: endRev}
+	for _, i := range set.cands {
+		pop := p.pops[i]
+		pop.Return = last + 3
+		set.add(p.ops[i], pop)
+	}
+	set.add(end, porcupine.Operation{ClientId: end.client, Call: last + 1, Return: last + 2})
+	return set
+}
+
+// verifyReach grows set.needB so that the window holds, for every free
+// revision the candidate c could take in it, the next read after it that
+// shows whole each key c would write: the window then settles whether c
+// went there. Keys not read again within linVerifyReach stay open.
+func (r *linRun) verifyReach(set *searchSet, c int32, revLo, revHi int64) {
+	pl := r.pl
+	op := r.p.ops[c]
+	keys := r.writtenKeys(op)
+	if len(keys) == 0 {
+		return
+	}
+	need := func(from int32) {
+		for k := range keys {
+			o := pl.nextObs(k, from)
+			if o < 0 || o-from > linVerifyReach {
+				set.open[k] = true
+				continue
+			}
+			set.needB = max(set.needB, o+1)
+		}
+	}
+	if set.a == 0 && pl.floorPos[c] < 0 {
+		need(0)
+	}
+	gaps := pl.gaps
+	after := max(revLo, pl.floorRev[c])
+	for j := sort.Search(len(gaps), func(j int) bool { return gaps[j] > after }); j < len(gaps) && gaps[j] <= revHi; j++ {
+		g := gaps[j]
+		if r.p.ks.branchFits(op.success, g) || r.p.ks.branchFits(op.failure, g) {
+			need(pl.gapPos(g))
+		}
+	}
+}
+
+// fewestOfEachClass keeps, of each class of interchangeable floaters (see
+// floaterClass), the earliest called, as many as there are free revisions
+// in (revLo, revHi] (all of them when the start is open).
+func (r *linRun) fewestOfEachClass(cands []int32, revLo, revHi int64, open bool) []int32 {
+	if open || len(cands) < 2 {
+		return cands
+	}
+	gaps := r.pl.gaps
+	lo := sort.Search(len(gaps), func(j int) bool { return gaps[j] > revLo })
+	hi := sort.Search(len(gaps), func(j int) bool { return gaps[j] > revHi })
+	room := hi - lo
+	pops := r.p.pops
+	sort.SliceStable(cands, func(a, b int) bool { return pops[cands[a]].Call < pops[cands[b]].Call })
+	taken := map[int32]int{}
+	out := cands[:0:0]
+	for _, c := range cands {
+		cl := r.pl.class[c]
+		if r.p.ops[c].req.Kind != history.OpCompact && taken[cl] >= room {
+			continue
+		}
+		taken[cl]++
+		out = append(out, c)
+	}
+	return out
+}
+
+// fitsGap reports whether a floating write could change the store at a
+// free revision in (after, upTo].
+func (r *linRun) fitsGap(op *linOp, after, upTo int64) bool {
+	gaps := r.pl.gaps
+	ks := r.p.ks
+	for j := sort.Search(len(gaps), func(j int) bool { return gaps[j] > after }); j < len(gaps) && gaps[j] <= upTo; j++ {
+		if ks.branchFits(op.success, gaps[j]) || ks.branchFits(op.failure, gaps[j]) {
+			return true
+		}
+	}
+	return false
+}
+
+// porcupine searches one set. With ordered, the fixed operations go in
+// plan order, class by class, which every linearization does (a write at R
+// after the readers of R-1, the readers of R after it), so nothing is lost
+// and porcupine does not try the orders of concurrent readers of different
+// revisions one by one; floating and flexible operations go anywhere.
+// Step is a pure function of (state, operation) but for the budget: past
+// r.memory it refuses every step, which can only turn the answer into
+// Illegal, read then as exhausted.
+func (r *linRun) porcupine(set *searchSet, ordered bool) searchOutcome {
+	n := len(set.pops)
+	limit := max(1, r.memory/stateBytes(n))
+	var steps, kept atomic.Int64
+	var exhausted atomic.Bool
+	m := r.m
+	model := r.p.windowModel(winState{kv: set.start})
+	model.Step = func(st, in, _ interface{}) (bool, interface{}) {
+		steps.Add(1)
+		if exhausted.Load() {
+			return false, st
+		}
+		ws, op := st.(winState), in.(*linOp)
+		if c, fixed := set.class[op]; fixed && ordered {
+			if c != ws.cls {
+				return false, st
+			}
+			if ws.count++; ws.count == set.size[c] {
+				ws.cls, ws.count = ws.cls+1, 0
+			}
+		}
+		s, mm := m.step(ws.kv, op, false)
+		if mm != nil {
+			return false, st
+		}
+		if kept.Add(1) > limit {
+			exhausted.Store(true)
+			return false, st
+		}
+		ws.kv = s
+		return true, ws
+	}
+	timeout := time.Duration(0)
+	if !r.deadline.IsZero() {
+		if timeout = time.Until(r.deadline); timeout <= 0 {
+			return searchOutcome{timedOut: true, limit: limit}
+		}
+	}
+	res, info := porcupine.CheckOperationsVerbose(model, set.pops, timeout)
+	r.st.windows++
+	r.st.ops += n
+	r.st.maxOps = max(r.st.maxOps, n)
+	r.st.steps += steps.Load()
+	r.st.states += kept.Load()
+	out := searchOutcome{info: info, limit: limit}
+	switch res {
+	case porcupine.Ok:
+		out.ok = true
+		for _, part := range info.PartialLinearizations() {
+			for _, seq := range part {
+				if len(seq) == n {
+					out.order = seq
+				}
+			}
+		}
+	case porcupine.Unknown:
+		out.timedOut = true
+	default:
+		out.exhausted = exhausted.Load()
+	}
+	return out
+}
+
+// replayWindow steps a window's linearization from its start state and
+// returns the state at its end, the floating writes it applied and whether
+// one of them was a compaction.
+func (r *linRun) replayWindow(set *searchSet, order []int) (kvState, []int32, bool, error) {
+	if len(order) != len(set.ops) {
+		return kvState{}, nil, false, fmt.Errorf("the search passed without a complete linearization")
+	}
+	isCand := map[*linOp]int32{}
+	for _, c := range set.cands {
+		isCand[r.p.ops[c]] = c
+	}
+	s := set.start
+	var applied []int32
+	compacted := false
+	for _, id := range order {
+		op := set.ops[id]
+		if op.mode == modeEnd {
+			break
+		}
+		var mm *mismatch
+		if s, mm = r.m.step(s, op, false); mm != nil {
+			return kvState{}, nil, false, fmt.Errorf("the linearization found does not replay at operation %d", op.id)
+		}
+		if c, ok := isCand[op]; ok {
+			applied = append(applied, c)
+			compacted = compacted || op.req.Kind == history.OpCompact
+		}
+	}
+	return s, applied, compacted, nil
+}

@@ -1,0 +1,68 @@
+package checkers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/checkers/kube"
+	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/watch"
+	"github.com/vigil-suite/vigil/history"
+)
+
+func TestRunAll(t *testing.T) {
+	h := histbuild.Generate(histbuild.GenConfig{Ops: 2000, Clients: 10, Keys: 8, Watches: 3, Seed: 11})
+	rs := Run(h, check.DefaultConfig())
+	if len(rs) != len(Etcd()) {
+		t.Fatalf("%d results for %d checks", len(rs), len(Etcd()))
+	}
+	// The generated history may have nothing for some checks to judge (no
+	// serializable read, Status or HashKV, start revision, progress
+	// notification or prev_kv): those may skip. watch_gen_test.go covers
+	// them.
+	mayskip := map[string]bool{kv.NameSerializableSane: true, kv.NameConvergence: true, watch.NameAtomic: true,
+		watch.NameResumable: true, watch.NameBookmarkable: true, watch.NamePrevKV: true,
+		watch.NamePrevKVAtCreation: true, watch.NameProgressBeforeStart: true}
+	for i, r := range rs {
+		ok := r.Verdict == check.Pass || r.Verdict == check.Skipped && mayskip[r.Name]
+		if r.Name != Etcd()[i].Name || !ok {
+			t.Errorf("%s: %s %s %+v", r.Name, r.Verdict, r.Reason, r.Violations)
+		}
+	}
+	if check.Overall(rs) != check.Pass {
+		t.Errorf("overall %s", check.Overall(rs))
+	}
+}
+
+func TestRunCheckPanicIsUnknown(t *testing.T) {
+	r := check.Run(check.Check{Name: "x", Run: func(*history.History, check.Config) check.Result { panic("boom") }}, histbuild.New().H, check.DefaultConfig())
+	if r.Verdict != check.Unknown || !strings.Contains(r.Reason, "boom") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestRunEmptyHistoryIsSkippedNotPassed(t *testing.T) {
+	for _, r := range Run(histbuild.New().H, check.DefaultConfig()) {
+		if r.Verdict != check.Skipped || r.Reason == "" {
+			t.Errorf("%s: %s (%q), want skipped with a reason", r.Name, r.Verdict, r.Reason)
+		}
+	}
+}
+
+func TestForHistory(t *testing.T) {
+	b := histbuild.NewKube()
+	if got := ForHistory(b.H); len(got) != len(Kube()) || got[0].Name != kube.NameRVFormat {
+		t.Errorf("a kube history got %d checks starting %s", len(got), got[0].Name)
+	}
+	if got := ForHistory(history.New(history.Meta{})); len(got) != len(Etcd()) {
+		t.Errorf("an etcd history got %d checks, want %d", len(got), len(Etcd()))
+	}
+	for _, c := range kube.Checks() {
+		if want := c.Name == kube.NameBookmarks || c.Name == kube.NameStaleReadBound ||
+			c.Name == kube.NameCacheAgreesWithEtcd || c.Name == kube.NameRecovery; IsShould(c.Name) != want {
+			t.Errorf("IsShould(%s) = %v", c.Name, !want)
+		}
+	}
+}

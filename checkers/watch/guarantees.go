@@ -1,0 +1,69 @@
+package watch
+
+import "github.com/vigil-suite/vigil/checkers/check"
+
+// Names of the checks of this package, as reports and result.json spell them.
+const (
+	NameAgreement           = "watch/agreement"
+	NameAtomic              = "watch/atomic"
+	NameBookmarkable        = "watch/bookmarkable"
+	NameCancelReason        = "watch/cancel-reason"
+	NameFilter              = "watch/filter"
+	NameIsCreate            = "watch/is-create"
+	NameLiveness            = "watch/liveness"
+	NameOrdered             = "watch/ordered"
+	NamePrevKV              = "watch/prev-kv"
+	NamePrevKVAtCreation    = "watch/prev-kv-at-creation"
+	NameProgressBeforeStart = "watch/progress-before-start"
+	NameReliable            = "watch/reliable"
+	NameResumable           = "watch/resumable"
+	NameUnique              = "watch/unique"
+)
+
+// Guarantees, one sentinel per check; a Violation wraps the one it breaks.
+var (
+	ErrOrdered  = check.Guarantee(NameOrdered, "event revisions never decrease within a watch")
+	ErrUnique   = check.Guarantee(NameUnique, "no (revision, key) is delivered twice on one watch")
+	ErrReliable = check.Guarantee(NameReliable, "between the first and last revision a watch observed, "+
+		"it delivered every committed change in its range")
+	ErrLiveness = check.Guarantee(NameLiveness, "every watch open at the final write reaches the final revision")
+	ErrFilter   = check.Guarantee(NameFilter, "every event is inside the watched key or prefix and passes "+
+		"the requested event-type filters")
+	ErrAtomic    = check.Guarantee(NameAtomic, "all events of one revision (one txn) arrive in one response")
+	ErrResumable = check.Guarantee(NameResumable, "a watch started at revision R delivers first the first "+
+		"matching change at revision >= R; a watch started below the compact revision fails with ErrCompacted "+
+		"carrying the compact revision, and is never silently started later")
+	ErrBookmarkable = check.Guarantee(NameBookmarkable, "after a progress notification at revision P no event "+
+		"with revision <= P arrives; progress revisions never decrease and are >= the last event's")
+	ErrPrevKV = check.Guarantee(NamePrevKV, "when prev_kv was requested, it equals the key's value just "+
+		"before the event (it may be absent only when that revision is compacted)")
+	ErrPrevKVAtCreation = check.Guarantee(NamePrevKVAtCreation, "prev_kv is not missing from the first "+
+		"events of a new watch (etcd's watch server can send a change that races the creation without it)")
+	ErrIsCreate  = check.Guarantee(NameIsCreate, "an event is a create exactly when the key did not exist before it")
+	ErrAgreement = check.Guarantee(NameAgreement, "watches whose ranges and revisions overlap saw the same "+
+		"events in the same order")
+	ErrCancelReason = check.Guarantee(NameCancelReason, "a watch ended by the server carries a cancel reason "+
+		"or an error; a stream never just stops while the client still waits")
+	ErrProgressBeforeStart = check.Guarantee(NameProgressBeforeStart, "a watch that asked to start at revision S "+
+		"gets no progress notification below S-1 (etcd #20221)")
+)
+
+// Checks returns the watch checks in report order, the SHOULD lines last.
+func Checks() []check.Check {
+	return []check.Check{
+		{Name: NameOrdered, Guarantee: ErrOrdered, Run: CheckOrdered},
+		{Name: NameUnique, Guarantee: ErrUnique, Run: CheckUnique},
+		{Name: NameReliable, Guarantee: ErrReliable, Run: CheckReliable},
+		{Name: NameFilter, Guarantee: ErrFilter, Run: CheckFilter},
+		{Name: NameAtomic, Guarantee: ErrAtomic, Run: CheckAtomic},
+		{Name: NameResumable, Guarantee: ErrResumable, Run: CheckResumable},
+		{Name: NameBookmarkable, Guarantee: ErrBookmarkable, Run: CheckBookmarkable},
+		{Name: NamePrevKV, Guarantee: ErrPrevKV, Run: CheckPrevKV},
+		{Name: NameIsCreate, Guarantee: ErrIsCreate, Run: CheckIsCreate},
+		{Name: NameAgreement, Guarantee: ErrAgreement, Run: CheckAgreement},
+		{Name: NameCancelReason, Guarantee: ErrCancelReason, Run: CheckCancelReason},
+		{Name: NameLiveness, Guarantee: ErrLiveness, Should: true, Run: CheckLiveness},
+		{Name: NamePrevKVAtCreation, Guarantee: ErrPrevKVAtCreation, Should: true, Run: CheckPrevKVAtCreation},
+		{Name: NameProgressBeforeStart, Guarantee: ErrProgressBeforeStart, Should: true, Run: CheckProgressBeforeStart},
+	}
+}

@@ -1,0 +1,162 @@
+package watch
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// CheckOrdered is watch/ordered: within one watch, across all its
+// responses, an event's revision is never below the revision of the event
+// before it. One violation per place where the revision drops.
+func CheckOrdered(h *history.History, cfg check.Config) check.Result {
+	col := check.NewCollector(cfg)
+	events := 0
+	for _, w := range h.Watches {
+		pri, pei := -1, 0 // the previous event, read in place: no copy of the stream
+		for ri := range w.Responses {
+			evs := w.Responses[ri].Events
+			events += len(evs)
+			for ei := range evs {
+				if pri >= 0 && evs[ei].Revision() < w.Responses[pri].Events[pei].Revision() {
+					prev := history.EventAt{Watch: w.ID, Response: pri, Index: pei, Event: w.Responses[pri].Events[pei]}
+					cur := history.EventAt{Watch: w.ID, Response: ri, Index: ei, Event: evs[ei]}
+					col.Add(check.Violation{
+						Guarantee: ErrOrdered,
+						Message: fmt.Sprintf("watch %d delivered %s %s at revision %d after %s %s at revision %d",
+							w.ID, cur.Event.Type, facts.ShortKey(h.Meta.Prefix, cur.Event.KV.Key), cur.Event.Revision(),
+							prev.Event.Type, facts.ShortKey(h.Meta.Prefix, prev.Event.KV.Key), prev.Event.Revision()),
+						Watch: w.ID, Client: w.Client, Key: cur.Event.KV.Key, Revision: cur.Event.Revision(),
+						Want:   fmt.Sprintf(">= %d", prev.Event.Revision()),
+						Got:    fmt.Sprint(cur.Event.Revision()),
+						Events: []history.EventAt{prev, cur},
+					})
+				}
+				pri, pei = ri, ei
+			}
+		}
+	}
+	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
+	if events == 0 {
+		return check.Skip(NameOrdered, noEventsReason(h), figures)
+	}
+	return col.Result(NameOrdered, figures)
+}
+
+// CheckUnique is watch/unique: one watch delivers a (revision, key)
+// at most once. One violation per repeat, naming the first delivery too.
+func CheckUnique(h *history.History, cfg check.Config) check.Result {
+	col := check.NewCollector(cfg)
+	events := 0
+	type revKey struct {
+		rev int64
+		key string
+	}
+	type place struct{ ri, ei int32 }
+	first := map[revKey]place{}
+	for _, w := range h.Watches {
+		clear(first)
+		for ri := range w.Responses {
+			evs := w.Responses[ri].Events
+			events += len(evs)
+			for ei := range evs {
+				k := revKey{evs[ei].Revision(), evs[ei].KV.Key}
+				p, dup := first[k]
+				if !dup {
+					first[k] = place{int32(ri), int32(ei)}
+					continue
+				}
+				before := history.EventAt{Watch: w.ID, Response: int(p.ri), Index: int(p.ei),
+					Event: w.Responses[p.ri].Events[p.ei]}
+				ev := history.EventAt{Watch: w.ID, Response: ri, Index: ei, Event: evs[ei]}
+				col.Add(check.Violation{
+					Guarantee: ErrUnique,
+					Message: fmt.Sprintf("watch %d delivered %s at revision %d twice: response %d event %d, then response %d event %d",
+						w.ID, facts.ShortKey(h.Meta.Prefix, k.key), k.rev, before.Response, before.Index, ev.Response, ev.Index),
+					Watch: w.ID, Client: w.Client, Key: k.key, Revision: k.rev,
+					Want: "once", Got: "again",
+					Events: []history.EventAt{before, ev},
+				})
+			}
+		}
+	}
+	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
+	if events == 0 {
+		return check.Skip(NameUnique, noEventsReason(h), figures)
+	}
+	return col.Result(NameUnique, figures)
+}
+
+func noEventsReason(h *history.History) string {
+	if len(h.Watches) == 0 {
+		return "the history has no watch"
+	}
+	return "no watch delivered an event"
+}
+
+// change is a committed change the history proves: the write that made it
+// got a response naming its revision.
+type change struct {
+	rev   int64
+	key   string
+	typ   history.EventType
+	op    int64
+	value string // what a PUT wrote
+}
+
+// committedChanges lists, sorted by revision then key, the changes of
+// every acknowledged write: puts; deletes that deleted something (their
+// keys known from the request, or from prev_kvs for a range delete); txns
+// whose taken branch wrote.
+func committedChanges(h *history.History) []change {
+	var out []change
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		rev, wrote := facts.AckedWriteRevision(o)
+		if !wrote {
+			continue
+		}
+		add := func(r *history.Request, resp *history.Response) {
+			switch r.Kind {
+			case history.OpPut:
+				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value})
+			case history.OpDelete:
+				if resp == nil || resp.Deleted == 0 {
+					return
+				}
+				if r.End == "" {
+					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, ""})
+					return
+				}
+				for _, kv := range resp.PrevKVs {
+					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, ""})
+				}
+			}
+		}
+		if o.Request.Kind != history.OpTxn {
+			add(&o.Request, o.Response)
+			continue
+		}
+		br := o.Request.Failure
+		if o.Response.Succeeded {
+			br = o.Request.Success
+		}
+		for j := range br {
+			var resp *history.Response
+			if j < len(o.Response.Responses) {
+				resp = &o.Response.Responses[j]
+			}
+			add(&br[j], resp)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].rev != out[j].rev {
+			return out[i].rev < out[j].rev
+		}
+		return out[i].key < out[j].key
+	})
+	return out
+}
