@@ -221,3 +221,57 @@ func checkCacheAgreesWithEtcd(h *history.History, model func() *kubeModel, cfg c
 	}
 	return col.Result(NameCacheAgreesWithEtcd, figures)
 }
+
+// etcdListComplete compares a complete list without a selector with the
+// objects etcd held at the list's RV, where the etcd watch settles them
+// (it saw their last change before the RV, or it started before the
+// namespace held anything).
+func (m *kubeModel) etcdListComplete(o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
+	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || !completeList(o) {
+		return
+	}
+	P, ok := facts.ParseRV(o.Response.ListRV)
+	if !ok {
+		return
+	}
+	seg, ok := or.segment(P)
+	if !ok {
+		return
+	}
+	fromStart := len(or.covered) > 0 && seg == or.covered[0]
+	in := map[string]bool{}
+	for _, it := range o.Response.Items {
+		in[it.Name] = true
+	}
+	for name, revs := range or.byName {
+		if m.objs[name] == nil {
+			continue
+		}
+		i := sort.Search(len(revs), func(i int) bool { return revs[i] > P })
+		var c *etcdChange
+		if i > 0 && revs[i-1] >= seg[0] {
+			c = or.at[revs[i-1]]
+		} else if !fromStart {
+			continue
+		}
+		exists := c != nil && c.typ != history.KubeDeleted
+		if exists == in[name] {
+			continue
+		}
+		v := check.Violation{Guarantee: ErrCacheAgreesWithEtcd, Client: o.Client, Key: name, Revision: P,
+			Operations: []int64{o.ID}}
+		if exists {
+			v.Message = fmt.Sprintf("%s answered at RV %d without %s, which etcd held then (%s at revision %d)", opText(o), P,
+				name, c.typ, revs[i-1])
+			v.Want, v.Got, v.Events = name, "absent", []history.EventAt{c.ev}
+		} else {
+			v.Message = fmt.Sprintf("%s answered at RV %d with %s, which etcd did not hold then", opText(o), P, name)
+			v.Want, v.Got = "absent", name
+			if c != nil {
+				v.Message += fmt.Sprintf(" (deleted at revision %d)", revs[i-1])
+				v.Events = []history.EventAt{c.ev}
+			}
+		}
+		col.Add(v)
+	}
+}

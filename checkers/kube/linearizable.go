@@ -110,3 +110,144 @@ func hiText(hi int64) string {
 	}
 	return fmt.Sprint(hi)
 }
+
+// writeFits judges a committed change against the object's state just
+// before it, where the history settles that state.
+func (m *kubeModel) writeFits(c *kchange) (check.Violation, bool) {
+	o := c.obj
+	prev := o.at(c.rv - 1)
+	from := int64(0)
+	if prev != nil {
+		from = prev.rv
+	}
+	w := c.w
+	v := check.Violation{Guarantee: ErrLinearizable, Client: w.op.Client, Key: o.name, Revision: c.rv,
+		Operations: []int64{w.op.ID}}
+	if prev != nil {
+		m.evidence(&v, prev.ref())
+	}
+	if w.how != (kref{}) {
+		m.evidence(&v, w.how)
+	}
+	switch {
+	case w.verb == history.KubeCreate && prev.exists() && o.settled(from, c.rv-1, false):
+		v.Message = fmt.Sprintf("%s created %s at RV %d, but it existed then: %s made it at RV %d and nothing removed it",
+			opText(w.op), o.name, c.rv, m.changeText(prev), prev.rv)
+		v.Want, v.Got = "409 AlreadyExists", "created"
+		return v, true
+	case w.verb != history.KubeCreate && !prev.exists() && spanIn(o.putSpans, from, c.rv-1) == nil:
+		what := "it was never created before"
+		if prev != nil {
+			what = fmt.Sprintf("%s deleted it at RV %d", m.changeText(prev), prev.rv)
+		}
+		v.Message = fmt.Sprintf("%s changed %s at RV %d, but it did not exist then: %s", opText(w.op), o.name, c.rv, what)
+		v.Want, v.Got = "404 NotFound", "accepted"
+		return v, true
+	case w.verb != history.KubeCreate && prev.exists() && o.settled(from, c.rv-1, true):
+		if p := preconditionRV(w.op); p > 0 && p != prev.rv {
+			v.Message = fmt.Sprintf("%s with precondition RV %d took effect at RV %d, but %s was then at RV %d (%s)",
+				opText(w.op), p, c.rv, o.name, prev.rv, m.changeText(prev))
+			v.Want, v.Got = "409 Conflict", "accepted"
+			return v, true
+		}
+	}
+	return v, false
+}
+
+// readFits judges a consistent read, or a write refused with 404 or 409,
+// against the RVs [lo, hi] its state may come from. The returned
+// violation's message lacks its subject.
+func (m *kubeModel) readFits(o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
+	if o.Request.Verb == history.KubeList {
+		P, ok := facts.ParseRV(o.Response.ListRV)
+		if !ok {
+			return check.Violation{}, false
+		}
+		v := check.Violation{Client: o.Client, Revision: P, Operations: []int64{o.ID}}
+		if P < lo || P > hi {
+			v.Message = fmt.Sprintf("answered at RV %d", P)
+			v.Want, v.Got = fmt.Sprintf("%d..%s", lo, hiText(hi)), fmt.Sprint(P)
+			return v, true
+		}
+		sel, err := parseSelector(o.Request.LabelSelector)
+		if err != nil {
+			return v, false
+		}
+		items := o.Response.Items
+		sc := m.listState(o, sel, P)
+		if len(sc.issues) == 0 {
+			return v, false
+		}
+		text, refs := m.issueText(sc.issues[0], items, fmt.Sprint(P))
+		v.Key = sc.issues[0].name
+		v.Message = fmt.Sprintf("answered at RV %d, but its items are not the state there: %s", P, text)
+		if n := len(sc.issues); n > 1 {
+			v.Message += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		m.evidence(&v, refs...)
+		return v, true
+	}
+	if o.Request.Verb == history.KubeGet {
+		return m.getSeesBefore(o, lo, hi)
+	}
+	// A refused write: a read of the state that made it fail.
+	name := kopName(o)
+	ob := m.objs[name]
+	if ob == nil {
+		return check.Violation{}, false
+	}
+	v := check.Violation{Client: o.Client, Key: name, Operations: []int64{o.ID}}
+	code := o.Status.Code
+	switch {
+	case code == 404:
+		if len(ob.absentSet(nil, lo, hi)) > 0 {
+			return v, false
+		}
+		st := ob.at(lo)
+		v.Revision = st.rv
+		v.Message = fmt.Sprintf("was answered 404, but %s existed throughout: %s made it at RV %d", name, m.changeText(st), st.rv)
+		v.Want, v.Got = "success or 409", "404"
+		m.evidence(&v, st.ref())
+		return v, true
+	case o.Request.Verb == history.KubeCreate: // 409 AlreadyExists
+		if ob.mayExistIn(lo, hi, 0) {
+			return v, false
+		}
+		v.Message = fmt.Sprintf("was answered 409, but %s did not exist at any RV it may have seen", name)
+		v.Want, v.Got = "created", "409"
+		return v, true
+	default: // 409 Conflict on a precondition
+		p := preconditionRV(o)
+		if p == 0 || preconditionUID(o) != "" || ob.mayExistIn(lo, hi, p) {
+			return v, false
+		}
+		c := ob.exactly(p)
+		if !c.exists() {
+			return v, false
+		}
+		v.Revision = p
+		v.Message = fmt.Sprintf("was answered 409 Conflict on precondition RV %d, but %s was at RV %d (%s) throughout, "+
+			"or absent", p, name, p, m.changeText(c))
+		v.Want, v.Got = "accepted", "409"
+		m.evidence(&v, c.ref())
+		return v, true
+	}
+}
+
+// mayExistIn reports whether the object may exist at some RV in [lo, hi]
+// with an RV other than not (0: any RV): a known state there, or a create
+// or update the history cannot place that may lie before hi.
+func (o *kobj) mayExistIn(lo, hi, not int64) bool {
+	if s := spanIn(o.putSpans, 0, hi); s != nil {
+		return true
+	}
+	if c := o.at(lo); c.exists() && c.rv != not {
+		return true
+	}
+	for c := o.next(lo); c != nil && c.rv <= hi; c = o.next(c.rv) {
+		if c.exists() && c.rv != not {
+			return true
+		}
+	}
+	return false
+}

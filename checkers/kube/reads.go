@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
@@ -382,4 +383,127 @@ func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
 		return check.Skip(NameStaleReadBound, kubeSkipReason(h, "no get at an RV and no list at RV \"0\" was answered"), figures)
 	}
 	return col.Result(NameStaleReadBound, figures)
+}
+
+// reportListState judges a list's items as the state at P and reports
+// every issue under g, prefixed with what the list was.
+func (m *kubeModel) reportListState(o *history.KubeOperation, P int64, col *check.Collector, g error, what string) {
+	sel, err := parseSelector(o.Request.LabelSelector)
+	if err != nil {
+		return
+	}
+	items := o.Response.Items
+	sc := m.listState(o, sel, P)
+	for _, iss := range sc.issues {
+		text, refs := m.issueText(iss, items, fmt.Sprint(P))
+		v := check.Violation{Guarantee: g, Message: fmt.Sprintf("%s %s at RV %d: %s", opText(o), what, P, text),
+			Client: o.Client, Key: iss.name, Revision: iss.rv, Operations: []int64{o.ID}}
+		m.evidence(&v, refs...)
+		col.Add(v)
+	}
+}
+
+// listState judges a list answer's items as the state at P (complete
+// when the list came in one page), once per list and P.
+func (m *kubeModel) listState(o *history.KubeOperation, sel *labelSelector, P int64) stateCheck {
+	k := [2]int64{o.ID, P}
+	m.listStatesMu.Lock()
+	defer m.listStatesMu.Unlock()
+	if sc, ok := m.listStates[k]; ok {
+		return sc
+	}
+	if m.listStates == nil {
+		m.listStates = map[[2]int64]stateCheck{}
+	}
+	sc := m.verifyState(o.Response.Items, sel, P, P, completeList(o))
+	m.listStates[k] = sc
+	return sc
+}
+
+// getSeesBefore judges a get's answer against the window [lo, hi] of RVs
+// its state may come from: the returned object is its object's state at
+// some RV there, or, for a 404, the object may be absent at some RV there.
+// The violation it returns lacks Guarantee and the message's subject.
+func (m *kubeModel) getSeesBefore(o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
+	name := o.Request.Name
+	ob := m.objs[name]
+	if ob == nil {
+		return check.Violation{}, false
+	}
+	v := check.Violation{Client: o.Client, Key: name, Operations: []int64{o.ID}}
+	if o.Response == nil { // 404
+		if len(ob.absentSet(nil, lo, hi)) > 0 {
+			return v, false
+		}
+		st := ob.at(lo)
+		v.Revision = st.rv
+		v.Message = fmt.Sprintf("answered 404, but %s exists from RV %d (%s made it, value %q) through RV %s",
+			name, st.rv, m.changeText(st), st.value, stateRVText(lo, hi))
+		v.Want, v.Got = fmt.Sprintf("%s at RV %d or later", name, st.rv), "404"
+		m.evidence(&v, st.ref())
+		return v, true
+	}
+	it := o.Response.Object
+	r := objRV(it)
+	if r == 0 {
+		return v, false
+	}
+	v.Revision = r
+	c := ob.exactly(r)
+	switch {
+	case c == nil:
+		why, refs := m.explainValue(name, r, it.Value)
+		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, which no write explains: %s", name, r, it.Value, why)
+		v.Want, v.Got = "a committed state", fmt.Sprintf("%q at RV %d", it.Value, r)
+		m.evidence(&v, refs...)
+		return v, true
+	case c.del:
+		v.Message = fmt.Sprintf("returned %s at RV %d, the RV of its deletion by %s", name, r, m.changeText(c))
+		v.Want, v.Got = "a state of the object", "its deletion's RV"
+		m.evidence(&v, c.ref())
+		return v, true
+	case c.value != it.Value:
+		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, but %s wrote %q there", name, r, it.Value,
+			m.changeText(c), c.value)
+		v.Want, v.Got = fmt.Sprintf("%q", c.value), fmt.Sprintf("%q", it.Value)
+		m.evidence(&v, c.ref())
+		return v, true
+	}
+	up, nx, sp := ob.upper(c)
+	switch {
+	case up < lo && sp != nil:
+		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s deleted it after that, at an RV between %d and %d, "+
+			"at or below %d", name, r, it.Value, m.writeText(sp.w), sp.lo+1, sp.hi-1, lo)
+		v.Want, v.Got = fmt.Sprintf("a state at RV %d or later", lo), fmt.Sprintf("RV %d", r)
+		v.Operations = append(v.Operations, sp.w.op.ID)
+		return v, true
+	case up < lo:
+		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s changed it at RV %d, at or below %d", name, r,
+			it.Value, m.changeText(nx), nx.rv, lo)
+		v.Want, v.Got = fmt.Sprintf("%s as of RV %d or later", name, lo), fmt.Sprintf("RV %d", r)
+		m.evidence(&v, nx.ref())
+		return v, true
+	case r > hi:
+		v.Message = fmt.Sprintf("returned %s at RV %d, above %d, the highest RV its answer can reflect", name, r, hi)
+		v.Want, v.Got = fmt.Sprintf("<= %d", hi), fmt.Sprint(r)
+		return v, true
+	}
+	return v, false
+}
+
+// belowAfter returns the lowest RV the store is proven to have had after
+// t (an acknowledged or placed write called after t commits above it; a
+// consistent list called after t answers at or above it... so the store
+// was below that write's RV, and at most that list's RV, after t), with
+// the operation that proves it; MaxInt64 if nothing does.
+func (m *kubeModel) belowAfter(x *linIndex, t time.Duration) (int64, int64) {
+	w, wOp := x.hiW.minAfter(t)
+	if w != math.MaxInt64 {
+		w-- // the store was below the write's RV when it was called
+	}
+	l, lOp := x.hiL.minAfter(t)
+	if l < w {
+		return l, lOp
+	}
+	return w, wOp
 }

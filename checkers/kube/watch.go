@@ -266,3 +266,181 @@ func lastRVSeen(w *history.KubeWatchStream) (int64, int) {
 	}
 	return 0, -1
 }
+
+// lastObserved is the highest RV the watch itself showed (without the
+// final-write extension).
+func (kw *kwatch) lastObserved() int64 {
+	var last int64
+	for i := kw.initN; i < kw.liveEnd(); i++ {
+		last = max(last, kw.rv(i))
+	}
+	return last
+}
+
+// fromRVBelow: nothing at or below the requested RV.
+func (m *kubeModel) fromRVBelow(kw *kwatch, col *check.Collector) {
+	if kw.mode != kwExplicit {
+		return
+	}
+	w := kw.w
+	for _, i := range kw.live {
+		rv := kw.rv(i)
+		if rv > kw.reqRV {
+			continue
+		}
+		col.Add(check.Violation{Guarantee: ErrWatchFromRV,
+			Message: fmt.Sprintf("watch %d (client %d) from RV %d delivered %s, at or below the RV it started from",
+				w.ID, w.Client, kw.reqRV, kevText(w.Events[i])),
+			Watch: w.ID, Client: w.Client, Key: w.Events[i].Object.Name, Revision: rv,
+			Want: fmt.Sprintf("> %d", kw.reqRV), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+	}
+}
+
+// fromRVUnexplained: every live event is a change the history knows.
+func (m *kubeModel) fromRVUnexplained(kw *kwatch, col *check.Collector) {
+	w := kw.w
+	for _, i := range kw.live {
+		e := &w.Events[i]
+		rv := kw.rv(i)
+		if m.objs[e.Object.Name] == nil || (kw.mode == kwExplicit && rv <= kw.reqRV) {
+			continue
+		}
+		if c := m.changeAt[rv]; c != nil && c.obj.name == e.Object.Name {
+			continue
+		}
+		var why string
+		var refs []kref
+		if e.Type == history.KubeDeleted {
+			why = "no delete of it can have made that change"
+			if c := m.changeAt[rv]; c != nil {
+				why, refs = fmt.Sprintf("RV %d is %s of %s", rv, m.changeText(c), c.obj.name), []kref{c.ref()}
+			}
+		} else {
+			why, refs = m.explainValue(e.Object.Name, rv, e.Object.Value)
+		}
+		v := check.Violation{Guarantee: ErrWatchFromRV,
+			Message: fmt.Sprintf("watch %d (client %d) delivered %s, which no write explains: %s",
+				w.ID, w.Client, kevText(*e), why),
+			Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: rv,
+			Want: "a committed change", Got: kevText(*e), KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+		m.evidence(&v, refs...)
+		col.Add(v)
+	}
+}
+
+// fromRVComplete: every change in (start, last] the watch owes, delivered
+// with its type and value (types only judged without a selector; with one,
+// kube/watch-selector judges them).
+func (m *kubeModel) fromRVComplete(kw *kwatch, col *check.Collector) (expected, undetermined int) {
+	w := kw.w
+	for _, c := range m.changesIn(kw.start, kw.last) {
+		typ, sure := m.expected(c, kw.sel)
+		if !sure {
+			undetermined++
+			continue
+		}
+		if typ == "" {
+			continue
+		}
+		expected++
+		i := kw.eventAt(c.rv)
+		if i < 0 || w.Events[i].Object.Name != c.obj.name {
+			col.Add(m.missedChange(kw, c, typ, i))
+			continue
+		}
+		e := &w.Events[i]
+		switch {
+		case kw.sel == nil && e.Type != typ:
+			what := "wrong type"
+			if e.Type == history.KubeAdded {
+				what = "a synthetic ADDED"
+			}
+			v := check.Violation{Guarantee: ErrWatchFromRV,
+				Message: fmt.Sprintf("watch %d (client %d) delivered %s: %s, %s made a %s at RV %d", w.ID, w.Client,
+					kevText(*e), what, m.changeText(c), typ, c.rv),
+				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: typ, Got: e.Type,
+				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+			m.evidence(&v, c.ref())
+			col.Add(v)
+		case !c.del && e.Type != history.KubeDeleted && e.Object.Value != c.value:
+			v := check.Violation{Guarantee: ErrWatchFromRV,
+				Message: fmt.Sprintf("watch %d (client %d) delivered %s, but %s wrote %q at RV %d", w.ID, w.Client,
+					kevText(*e), m.changeText(c), c.value, c.rv),
+				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv,
+				Want: fmt.Sprintf("%q", c.value), Got: fmt.Sprintf("%q", e.Object.Value),
+				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+			m.evidence(&v, c.ref())
+			col.Add(v)
+		}
+	}
+	return expected, undetermined
+}
+
+// missedChange reports a change the watch owed and did not deliver,
+// naming the events around the gap.
+func (m *kubeModel) missedChange(kw *kwatch, c *kchange, typ string, at int) check.Violation {
+	w := kw.w
+	pos := sort.Search(len(kw.byRV), func(i int) bool { return kw.byRV[i].rv >= c.rv })
+	var near []history.KubeEventAt
+	around := "it delivered no change at all"
+	if pos > 0 {
+		near = append(near, kevAt(w, kw.byRV[pos-1].idx))
+		around = "before it " + kevText(w.Events[kw.byRV[pos-1].idx])
+	}
+	if pos < len(kw.byRV) {
+		near = append(near, kevAt(w, kw.byRV[pos].idx))
+		if pos > 0 {
+			around += ", after it "
+		} else {
+			around = "after it "
+		}
+		around += kevText(w.Events[kw.byRV[pos].idx])
+	}
+	msg := fmt.Sprintf("watch %d (client %d) missed the change of %s at RV %d (%s, owed as %s); it vouches for RVs %d..%d; %s",
+		w.ID, w.Client, c.obj.name, c.rv, m.changeText(c), typ, kw.start+1, kw.last, around)
+	if at >= 0 {
+		msg += "; at that RV it delivered another object"
+	}
+	if kw.extended && c.rv > kw.lastObserved() {
+		msg += fmt.Sprintf("; it was open until the run closed it after the final write at RV %d, so it must reach it", kw.last)
+	}
+	v := check.Violation{Guarantee: ErrWatchFromRV, Message: msg, Watch: w.ID, Client: w.Client, Key: c.obj.name,
+		Revision: c.rv, Want: fmt.Sprintf("%s %s at RV %d", typ, c.obj.name, c.rv), Got: "nothing", KubeEvents: near}
+	m.evidence(&v, c.ref())
+	return v
+}
+
+// fromRVPendingDeletes: an acknowledged delete no watch placed lies at an
+// RV in a known span; a watch without a selector whose window holds the
+// whole span owes its DELETED event.
+func (m *kubeModel) fromRVPendingDeletes(kw *kwatch, col *check.Collector) {
+	if kw.sel != nil || !kw.startKnown {
+		return
+	}
+	w := kw.w
+	for _, name := range m.names {
+		o := m.objs[name]
+		for _, s := range o.delSpans {
+			if !s.certain || s.lo < kw.start || s.hi-1 > kw.last {
+				continue
+			}
+			found := false
+			for _, i := range kw.live {
+				e := &w.Events[i]
+				if rv := kw.rv(i); e.Type == history.KubeDeleted && e.Object.Name == name && rv > s.lo && rv < s.hi {
+					found = true
+					break
+				}
+			}
+			if found {
+				continue
+			}
+			col.Add(check.Violation{Guarantee: ErrWatchFromRV,
+				Message: fmt.Sprintf("watch %d (client %d) missed the deletion of %s by %s, acknowledged: it lies between "+
+					"RV %d and %d, inside the RVs %d..%d the watch vouches for", w.ID, w.Client, name, m.writeText(s.w),
+					s.lo+1, s.hi-1, kw.start+1, kw.last),
+				Watch: w.ID, Client: w.Client, Key: name, Revision: s.lo + 1,
+				Want: "DELETED " + name, Got: "nothing", Operations: []int64{s.w.op.ID}})
+		}
+	}
+}

@@ -408,3 +408,58 @@ func kubeFaultDuring(h *history.History, server string, from, to time.Duration) 
 	}
 	return false
 }
+
+// initialStateIssues reports the initial part of a watch that is not one
+// state, and later events at or below the state's RV. Selector mismatches
+// are kube/watch-selector's.
+func (m *kubeModel) initialStateIssues(kw *kwatch, col *check.Collector, g error, what string) {
+	w := kw.w
+	rvText := stateRVText(kw.sLo, kw.sHi)
+	for _, iss := range kw.state.issues {
+		if iss.kind == issSelector {
+			continue
+		}
+		v := check.Violation{Guarantee: g, Watch: w.ID, Client: w.Client, Key: iss.name, Revision: iss.rv}
+		text, refs := m.issueText(iss, kw.items, rvText)
+		v.Message = fmt.Sprintf("watch %d (client %d) from RV %q: its %s is not one state of the collection at RV %s: %s",
+			w.ID, w.Client, w.Request.ResourceVersion, what, rvText, text)
+		if iss.item >= 0 {
+			v.KubeEvents = append(v.KubeEvents, kevAt(w, initialIndex(kw, iss.item)))
+		}
+		m.evidence(&v, refs...)
+		col.Add(v)
+	}
+	top := kw.sLo
+	for _, i := range kw.live {
+		rv := kw.rv(i)
+		if rv > top {
+			continue
+		}
+		col.Add(check.Violation{Guarantee: g,
+			Message: fmt.Sprintf("watch %d (client %d) delivered %s after its %s, which shows RV %d: a later event must "+
+				"have an RV above the state's", w.ID, w.Client, kevText(w.Events[i]), what, top),
+			Watch: w.ID, Client: w.Client, Key: w.Events[i].Object.Name, Revision: rv,
+			Want: fmt.Sprintf("> %d", top), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+	}
+}
+
+// transition says what a change did to an object with respect to sel.
+func (m *kubeModel) transition(c *kchange, sel *labelSelector) string {
+	prev := c.obj.at(c.rv - 1)
+	prevM, newM := prev.exists() && sel.matches(prev.labels), c.exists() && sel.matches(c.labels)
+	switch {
+	case c.del && prevM:
+		return "deleted a matching object"
+	case c.del:
+		return "deleted an object that did not match"
+	case prevM && newM:
+		return "kept it matching"
+	case newM && !prev.exists():
+		return "created it matching"
+	case newM:
+		return fmt.Sprintf("made it match (labels %v, before %v)", c.labels, prev.labels)
+	case prevM:
+		return fmt.Sprintf("made it stop matching (labels %v, before %v)", c.labels, prev.labels)
+	}
+	return fmt.Sprintf("left it outside the selector (labels %v)", c.labels)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
@@ -210,4 +211,106 @@ func (x *linIndex) window(o *history.KubeOperation) (lo, hi, loOp, hiOp int64) {
 		hi, hiOp = hl, hlOp
 	}
 	return lo, hi, loOp, hiOp
+}
+
+// acceptedUID is the uid of the object an accepted update or delete
+// changed, and the write whose answer shows it: the update's own answer,
+// or, for a placed delete, the last acknowledged create or update of the
+// object before the deletion (the same incarnation).
+func (m *kubeModel) acceptedUID(w *kwrite) (string, *kwrite) {
+	if w.verb == history.KubeUpdate {
+		if r := w.op.Response; r != nil && r.Object != nil {
+			return r.Object.UID, w
+		}
+		return "", nil
+	}
+	if w.rv == 0 {
+		return "", nil
+	}
+	ob := m.objs[w.name]
+	for c := ob.at(w.rv - 1); c != nil && !c.del; c = ob.at(c.rv - 1) {
+		if r := c.w.op.Response; c.w.outcome == wAcked && r != nil && r.Object != nil && r.Object.UID != "" {
+			return r.Object.UID, c.w
+		}
+	}
+	return "", nil
+}
+
+// raceWithoutWinner reports a race none of whose updates won although
+// nothing else wrote the object in between: all were answered, all 409,
+// the object was at RV p, and its next change the history knows (or may
+// not know) comes from a write called after the race ended.
+func (m *kubeModel) raceWithoutWinner(race []*kwrite, name string, p int64) (check.Violation, bool) {
+	var end time.Duration
+	for _, w := range race {
+		if w.outcome == wAcked {
+			return check.Violation{}, false
+		}
+		if w.outcome != wRefused || w.op.Status.Code != 409 {
+			return check.Violation{}, false
+		}
+		end = max(end, w.op.Return)
+	}
+	ob := m.objs[name]
+	c := ob.exactly(p)
+	if !c.exists() {
+		return check.Violation{}, false
+	}
+	if nx := ob.next(p); nx != nil && nx.w.op.Call < end {
+		return check.Violation{}, false
+	}
+	for _, spans := range [][]kspan{ob.delSpans, ob.putSpans} {
+		for _, s := range spans {
+			if s.w.op.Call < end && s.hi-1 > p {
+				return check.Violation{}, false
+			}
+		}
+	}
+	v := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: race[0].op.Client, Key: name, Revision: p,
+		Message: fmt.Sprintf("none of %d concurrent updates of %s from RV %d succeeded (all 409), though %s was at RV %d "+
+			"(%s) and no other write of it came in between", len(race), name, p, name, p, m.changeText(c)),
+		Want: "exactly one success", Got: "none"}
+	for _, w := range race {
+		v.Operations = append(v.Operations, w.op.ID)
+	}
+	m.evidence(&v, c.ref())
+	return v, true
+}
+
+// linIndex builds the index. A consistent list that is itself wrong
+// (stale: below a write acknowledged before it was called) bounds nothing:
+// used as a bound it would put the blame on every operation that came
+// before it, which did nothing wrong. Its own violation is reported where
+// it is judged.
+func (m *kubeModel) linIndex() linIndex {
+	lists := m.consistentLists()
+	writesOnly := linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(nil, false)}
+	var hiL []tent
+	for _, o := range lists {
+		n, ok := facts.ParseRV(o.Response.ListRV)
+		if !ok {
+			continue
+		}
+		lo, hi, _, _ := writesOnly.window(o)
+		if _, bad := m.readFits(o, lo, hi); bad {
+			continue
+		}
+		hiL = append(hiL, tent{o.Call, n, o.ID})
+	}
+	return linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(hiL, false)}
+}
+
+// consistentLists are the answered lists with RV unset.
+func (m *kubeModel) consistentLists() []*history.KubeOperation {
+	var out []*history.KubeOperation
+	for i := range m.h.KubeOps {
+		o := &m.h.KubeOps[i]
+		if o.Response == nil || o.Request.Verb != history.KubeList {
+			continue
+		}
+		if k, _ := readKindOf(o.Request); k == rkConsistent {
+			out = append(out, o)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -232,4 +233,205 @@ func floaterClass(r *history.Request, valueCompared map[string]bool) string {
 	}
 	one(r)
 	return b.String()
+}
+
+// plan builds the witness order of the prepared operations.
+func (p *linPrep) plan() *linPlan {
+	n := len(p.ops)
+	pl := &linPlan{pos: make([]int32, n), rev: make([]int64, n), lo: make([]int32, n), hi: make([]int32, n),
+		floorPos: make([]int32, n), floorRev: make([]int64, n), flexLo: make([]int32, n), flexPos: make([]int32, n)}
+	slot := make([]int8, n)
+	pl.slot = slot
+	tie := make([]int64, n)
+	var fixed, flex []int32
+	for i, op := range p.ops {
+		pl.pos[i], pl.lo[i], pl.hi[i] = -1, -1, -1
+		switch {
+		case op.mode == modeAcked && op.req.Kind == history.OpCompact:
+			// etcd reads a compaction's header revision when it answers,
+			// not when it applies it (v3_server.go): writes in between
+			// raise it. So it only bounds the place from above; the
+			// compaction is flexible and always searched.
+			flex = append(flex, int32(i))
+		case op.mode == modeAcked:
+			pl.rev[i], slot[i] = op.resp.Revision, slotRead
+			if _, wrote := facts.WriteRevision(op.req, op.resp); wrote {
+				slot[i] = slotWrite
+			}
+			tie[i] = p.pops[i].Call
+			if slot[i] == slotWrite {
+				tie[i] = p.pops[i].Return
+			}
+			fixed = append(fixed, int32(i))
+		case op.mode == modeMust:
+			if op.pin > 0 {
+				pl.rev[i], slot[i], tie[i] = op.pin, slotWrite, p.pops[i].Return
+				fixed = append(fixed, int32(i))
+			} else {
+				flex = append(flex, int32(i))
+			}
+		case op.mode == modeDefinite:
+			flex = append(flex, int32(i))
+		case op.mode == modeMaybe:
+			pl.floaters = append(pl.floaters, int32(i))
+		}
+	}
+	sort.Slice(fixed, func(a, b int) bool {
+		x, y := fixed[a], fixed[b]
+		switch {
+		case pl.rev[x] != pl.rev[y]:
+			return pl.rev[x] < pl.rev[y]
+		case slot[x] != slot[y]:
+			return slot[x] < slot[y]
+		case tie[x] != tie[y]:
+			return tie[x] < tie[y]
+		}
+		return x < y
+	})
+
+	// Where each flexible operation may go, in indexes of fixed: after the
+	// last fixed operation that returned before its call, before the first
+	// that was called after its return.
+	preds := newPrefixMax(len(fixed), func(f int) int64 { return p.pops[fixed[f]].Return })
+	succs := newSuffixMin(len(fixed), func(f int) int64 { return p.pops[fixed[f]].Call })
+	type flexAt struct{ op, lo, hi, at int32 }
+	places := make([]flexAt, 0, len(flex))
+	for _, i := range flex {
+		lo := int32(preds.before(p.pops[i].Call) + 1) // first fixed index it may precede... or sit after lo-1
+		hi := int32(succs.after(p.pops[i].Return))
+		at := hi // late: a compacted error, an unseen-revision write
+		if p.ops[i].mode == modeDefinite && p.ops[i].code == history.ErrFutureRevision {
+			at = lo
+		}
+		places = append(places, flexAt{i, lo, max(lo, hi), max(lo, min(at, hi))})
+	}
+	sort.Slice(places, func(a, b int) bool {
+		x, y := places[a], places[b]
+		if x.at != y.at {
+			return x.at < y.at
+		}
+		if cx, cy := p.pops[x.op].Call, p.pops[y.op].Call; cx != cy {
+			return cx < cy
+		}
+		return x.op < y.op
+	})
+	pl.seq = make([]int32, 0, len(fixed)+len(flex))
+	fixedPos := make([]int32, len(fixed)+1)
+	k := 0
+	for f := 0; f <= len(fixed); f++ {
+		for ; k < len(places) && int(places[k].at) == f; k++ {
+			pl.seq = append(pl.seq, places[k].op)
+		}
+		fixedPos[f] = int32(len(pl.seq))
+		if f < len(fixed) {
+			pl.seq = append(pl.seq, fixed[f])
+		}
+	}
+	for q, i := range pl.seq {
+		pl.pos[i] = int32(q)
+	}
+	pl.obsPos = map[int32][]int32{}
+	for q, i := range pl.seq {
+		observedKeys(p.ks, p.ops[i], func(k int32) { pl.obsPos[k] = append(pl.obsPos[k], int32(q)) })
+	}
+	for f, i := range fixed {
+		pl.fixedRev = append(pl.fixedRev, pl.rev[i])
+		pl.fixedAt = append(pl.fixedAt, fixedPos[f])
+	}
+	pl.groupLo, pl.groupHi = make([]int32, len(pl.seq)), make([]int32, len(pl.seq))
+	for f := 0; f < len(fixed); {
+		g := f
+		for g+1 < len(fixed) && slot[fixed[f]] == slotRead && slot[fixed[g+1]] == slotRead &&
+			pl.rev[fixed[g+1]] == pl.rev[fixed[f]] {
+			g++
+		}
+		for h := f; h <= g; h++ {
+			pl.groupLo[fixedPos[h]], pl.groupHi[fixedPos[h]] = fixedPos[f], fixedPos[g]
+		}
+		f = g + 1
+	}
+	for _, x := range places {
+		q := pl.pos[x.op]
+		pl.groupLo[q], pl.groupHi[q] = -1, -1
+	}
+	for _, x := range places {
+		// After the fixed operation lo-1 and before the fixed operation hi.
+		lo := int32(0)
+		if x.lo > 0 {
+			lo = fixedPos[x.lo-1] + 1
+		}
+		pl.lo[x.op], pl.hi[x.op] = lo, fixedPos[x.hi]
+		if p.ops[x.op].mode == modeMust || p.ops[x.op].mode == modeAcked { // no revision to place it at: search it
+			pl.troubles = append(pl.troubles, trouble{lo: lo, hi: max(lo, fixedPos[x.hi]-1), early: x.op, late: x.op})
+		}
+	}
+
+	// Real time: an operation may not follow, in the plan, one that was
+	// called after it returned.
+	byRet := newPrefixMax(len(pl.seq), func(q int) int64 { return p.pops[pl.seq[q]].Return })
+	for q, i := range pl.seq {
+		if last := byRet.before(p.pops[i].Call); last > q {
+			pl.troubles = append(pl.troubles, trouble{lo: int32(q), hi: int32(last), early: i, late: pl.seq[last]})
+		}
+	}
+	sort.Slice(pl.troubles, func(a, b int) bool { return pl.troubles[a].lo < pl.troubles[b].lo })
+
+	// Where floaters may go.
+	revByRet := newPrefixMaxValue(len(fixed), func(f int) int64 { return p.pops[fixed[f]].Return },
+		func(f int) int64 { return pl.rev[fixed[f]] })
+	posByRet := newPrefixMaxValue(len(fixed), func(f int) int64 { return p.pops[fixed[f]].Return },
+		func(f int) int64 { return int64(pl.pos[fixed[f]]) })
+	flexLoByRet := newPrefixMaxValue(len(places), func(f int) int64 { return p.pops[places[f].op].Return },
+		func(f int) int64 { return int64(pl.lo[places[f].op]) })
+	flexPosByRet := newPrefixMaxValue(len(places), func(f int) int64 { return p.pops[places[f].op].Return },
+		func(f int) int64 { return int64(pl.pos[places[f].op]) })
+	for _, i := range pl.floaters {
+		call := p.pops[i].Call
+		pl.floorPos[i] = int32(posByRet.before(call))
+		pl.floorRev[i] = revByRet.before(call)
+		pl.flexLo[i], pl.flexPos[i] = int32(flexLoByRet.before(call)), int32(flexPosByRet.before(call))
+	}
+
+	pl.class = make([]int32, n)
+	classes := map[string]int32{}
+	valueCompared := map[string]bool{}
+	for _, op := range p.ops {
+		if op.req != nil {
+			for _, c := range op.req.Compares {
+				if strings.EqualFold(c.Target, "value") {
+					valueCompared[c.Key] = true
+				}
+			}
+		}
+	}
+	for _, i := range pl.floaters {
+		key := floaterClass(p.ops[i].req, valueCompared)
+		c, ok := classes[key]
+		if !ok {
+			c = int32(len(classes))
+			classes[key] = c
+		}
+		pl.class[i] = c
+	}
+
+	// Free revisions: between the revision before the lowest the plan
+	// shows and the highest any response shows.
+	low := int64(-1)
+	for _, i := range fixed {
+		r := pl.rev[i]
+		if slot[i] == slotWrite {
+			r--
+		}
+		if low < 0 || r < low {
+			low = r
+		}
+	}
+	if low >= 0 {
+		for r := low + 1; r <= p.ks.horizon; r++ {
+			if _, held := p.ks.taken[r]; !held {
+				pl.gaps = append(pl.gaps, r)
+			}
+		}
+	}
+	return pl
 }

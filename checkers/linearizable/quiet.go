@@ -222,3 +222,43 @@ func mergeSpans(raw []span) []span {
 	}
 	return out
 }
+
+// branchExcluded reports whether a branch about to be applied at revision
+// rev writes a key that is quiet there, or writes it otherwise than a
+// watch saw.
+func (m kvModel) branchExcluded(s *kvState, br []history.Request, rev int64) bool {
+	for i := range br {
+		switch br[i].Kind {
+		case history.OpPut:
+			k := m.ks.index[br[i].Key]
+			if m.ks.quietAt(k, rev) {
+				return true
+			}
+			if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok && v != m.ks.valueIdx[br[i].Value] {
+				return true
+			}
+		case history.OpDelete:
+			lo, hi := m.ks.span(br[i].Key, br[i].End)
+			for k := lo; k < hi; k++ {
+				if s.get(k).create == 0 {
+					continue
+				}
+				if m.ks.quietAt(k, rev) {
+					return true
+				}
+				if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok && v != -1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// quietAt reports whether key i is proven untouched by unacknowledged
+// writes at revision rev.
+func (ks *keyspace) quietAt(i int32, rev int64) bool {
+	sp := ks.quiet[i]
+	j := sort.Search(len(sp), func(j int) bool { return sp[j].hi >= rev })
+	return j < len(sp) && sp[j].lo <= rev
+}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/facts"
-	"github.com/vigil-suite/vigil/history"
 )
 
 // This file holds the state of the kv/linearizable model: the etcd store as
@@ -319,56 +318,4 @@ func (s *kvState) revString(rel int32) string {
 		return fmt.Sprintf("start+%d", rel)
 	}
 	return fmt.Sprint(s.abs(rel))
-}
-
-// quietAt reports whether key i is proven untouched by unacknowledged
-// writes at revision rev.
-func (ks *keyspace) quietAt(i int32, rev int64) bool {
-	sp := ks.quiet[i]
-	j := sort.Search(len(sp), func(j int) bool { return sp[j].hi >= rev })
-	return j < len(sp) && sp[j].lo <= rev
-}
-
-// placeable reports whether a branch of op fits at a free revision above
-// after.
-func (ks *keyspace) placeable(op *linOp, after int64, gaps []int64) bool {
-	for i := sort.Search(len(gaps), func(i int) bool { return gaps[i] > after }); i < len(gaps); i++ {
-		if ks.branchFits(op.success, gaps[i]) || ks.branchFits(op.failure, gaps[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// branchFits reports whether br could change the store at rev: none of its
-// puts is excluded there, and at least one of its writes could take effect.
-func (ks *keyspace) branchFits(br []history.Request, rev int64) bool {
-	effective := false
-	for i := range br {
-		r := &br[i]
-		switch r.Kind {
-		case history.OpPut:
-			k := ks.index[r.Key]
-			if ks.quietAt(k, rev) {
-				return false
-			}
-			if v, ok := ks.pins[revKeyIdx{rev, k}]; ok && v != ks.valueIdx[r.Value] {
-				return false
-			}
-			effective = true
-		case history.OpDelete:
-			if r.End != "" {
-				effective = true
-				continue
-			}
-			k, ok := ks.index[r.Key]
-			if !ok || ks.quietAt(k, rev) {
-				continue
-			}
-			if v, ok := ks.pins[revKeyIdx{rev, k}]; !ok || v == -1 {
-				effective = true
-			}
-		}
-	}
-	return effective
 }

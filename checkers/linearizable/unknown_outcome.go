@@ -1,6 +1,7 @@
 package linearizable
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -54,4 +55,104 @@ func dropUnplaceable(ops []*linOp, times []porcupine.Operation, ks *keyspace) ([
 		keptOps, keptTimes = append(keptOps, op), append(keptTimes, times[i])
 	}
 	return keptOps, keptTimes, dropped
+}
+
+// whyExcluded explains, naming its evidence, why a write of unknown
+// outcome cannot take revision rev.
+func (m kvModel) whyExcluded(s *kvState, op *linOp, br []history.Request, rev int64) *mismatch {
+	if id, ok := m.ks.taken[rev]; ok && id != op.id {
+		return &mismatch{msg: fmt.Sprintf("revision %d is the revision of operation %d", rev, id), cites: id}
+	}
+	if rev > m.ks.horizon {
+		return &mismatch{msg: fmt.Sprintf("no response shows a revision above %d", m.ks.horizon)}
+	}
+	why := func(k int32, put bool, value string) *mismatch {
+		name := m.ks.short(m.ks.keys[k])
+		if m.ks.quietAt(k, rev) {
+			for _, e := range m.ks.evidence[k] {
+				if e.lo > rev || rev > e.hi {
+					continue
+				}
+				if e.op != 0 {
+					return &mismatch{key: m.ks.keys[k], cites: e.op, msg: fmt.Sprintf(
+						"operation %d read %s at revision %d and shows no write touched it at revision %d", e.op, name, e.hi, rev)}
+				}
+				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf(
+					"watch %d vouches that %s did not change at revision %d", e.watch, name, rev)}
+			}
+		}
+		if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok {
+			switch {
+			case v == -1 && put:
+				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf("a watch saw %s deleted at revision %d", name, rev)}
+			case v >= 0 && (!put || m.ks.values[v] != value):
+				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf("a watch saw %s set to %q at revision %d", name, m.ks.values[v], rev)}
+			case v == -2:
+				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf("a watch saw %s set to a value no put wrote at revision %d", name, rev)}
+			}
+		}
+		return nil
+	}
+	for i := range br {
+		switch br[i].Kind {
+		case history.OpPut:
+			if mm := why(m.ks.index[br[i].Key], true, br[i].Value); mm != nil {
+				return mm
+			}
+		case history.OpDelete:
+			lo, hi := m.ks.span(br[i].Key, br[i].End)
+			for k := lo; k < hi; k++ {
+				if s.get(k).create != 0 {
+					if mm := why(k, false, ""); mm != nil {
+						return mm
+					}
+				}
+			}
+		}
+	}
+	return &mismatch{msg: fmt.Sprintf("it cannot take revision %d", rev)}
+}
+
+// placeable reports whether a branch of op fits at a free revision above
+// after.
+func (ks *keyspace) placeable(op *linOp, after int64, gaps []int64) bool {
+	for i := sort.Search(len(gaps), func(i int) bool { return gaps[i] > after }); i < len(gaps); i++ {
+		if ks.branchFits(op.success, gaps[i]) || ks.branchFits(op.failure, gaps[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// branchFits reports whether br could change the store at rev: none of its
+// puts is excluded there, and at least one of its writes could take effect.
+func (ks *keyspace) branchFits(br []history.Request, rev int64) bool {
+	effective := false
+	for i := range br {
+		r := &br[i]
+		switch r.Kind {
+		case history.OpPut:
+			k := ks.index[r.Key]
+			if ks.quietAt(k, rev) {
+				return false
+			}
+			if v, ok := ks.pins[revKeyIdx{rev, k}]; ok && v != ks.valueIdx[r.Value] {
+				return false
+			}
+			effective = true
+		case history.OpDelete:
+			if r.End != "" {
+				effective = true
+				continue
+			}
+			k, ok := ks.index[r.Key]
+			if !ok || ks.quietAt(k, rev) {
+				continue
+			}
+			if v, ok := ks.pins[revKeyIdx{rev, k}]; !ok || v == -1 {
+				effective = true
+			}
+		}
+	}
+	return effective
 }
