@@ -1,3 +1,6 @@
+// Package availability holds run/availability: whether the system under
+// test kept answering its clients, and answered again soon after faults
+// healed.
 package availability
 
 import "github.com/vigil-suite/vigil/checkers/check"

@@ -1,6 +1,6 @@
 package check
 
-// collector keeps up to max violations (all of them when max <= 0) and
+// Collector keeps up to max violations (all of them when max <= 0) and
 // counts every one it was given.
 type Collector struct {
 	max   int
@@ -19,7 +19,7 @@ func (c *Collector) Add(v Violation) {
 	}
 }
 
-// result folds the collected violations into a Result: fail if there was
+// Result folds the collected violations into a Result: fail if there was
 // any, pass otherwise. The total count goes into the figures.
 func (c *Collector) Result(name string, figures map[string]float64) Result {
 	if figures == nil {

@@ -1,8 +1,9 @@
-// Package checkers holds pure functions from a history to verdicts. No I/O,
-// no randomness, and no clock but kv/linearizable's time budget (which can
-// only turn a verdict into unknown): everything a check needs is in the
-// history, so a saved run can be re-checked offline and give the same
-// verdicts.
+// Package check is the vocabulary every check shares: verdicts, results,
+// violations, the configuration of budgets and bounds, and the Check value
+// that names a check, its guarantee and its SHOULD mark. Checks are pure
+// functions from a history to a Result: no I/O, no randomness, and no
+// clock but kv/linearizable's time budget (which can only turn a verdict
+// into unknown), so a saved run re-checked offline gives the same verdicts.
 package check
 
 import (

@@ -1,3 +1,8 @@
+// Package facts derives, from a history, what several check families
+// need alike: the revision bounds of operations, compactions and who saw
+// them, what a put may have written, the revision an acknowledged write
+// created, the revisions a watch vouches for, the calls clients made,
+// key ranges and resourceVersions.
 package facts
 
 import (
@@ -14,7 +19,7 @@ import (
 // have happened) use to stay sound: a check may only call an answer wrong
 // when no interleaving of the recorded operations explains it.
 
-// isLinearizableOp reports whether o's answer reflects the cluster's
+// IsLinearizableOp reports whether o's answer reflects the cluster's
 // committed state at one instant inside its call-return interval: writes,
 // compactions (both go through raft and answer once applied) and ranges
 // that are not serializable. Serializable ranges, Status and HashKV answer
@@ -36,7 +41,7 @@ func IsLinearizableOp(o *history.Operation) bool {
 // revisions or compactions to bound the store skip those parts.
 func soleWriter(h *history.History) bool { return h.Meta.Target.Fixture != "external" }
 
-// opRev is a revision and the operation that showed it (0: none).
+// OpRev is a revision and the operation that showed it (0: none).
 type OpRev struct {
 	Rev int64
 	Op  int64
@@ -89,7 +94,7 @@ func (m *timedMax) upTo(t time.Duration, strict bool, exclude int64) OpRev {
 	return best[0]
 }
 
-// revBounds bounds the store's revision over time.
+// RevBounds bounds the store's revision over time.
 type RevBounds struct {
 	// floor: header revisions of acknowledged linearizable operations by
 	// return time. The store's revision at t is at least floor.upTo(t).
@@ -100,7 +105,7 @@ type RevBounds struct {
 	// reports, or one of unknown outcome called by t (at most one revision
 	// each).
 	called *timedMax
-	// unknownCalls are the call times of writes of unknown outcome, sorted.
+	// UnknownCalls are the call times of writes of unknown outcome, sorted.
 	UnknownCalls []time.Duration
 	Sole         bool
 }
@@ -128,11 +133,11 @@ func NewRevBounds(h *history.History) *RevBounds {
 	return b
 }
 
-// atLeast is the highest revision an acknowledged linearizable operation
+// AtLeast is the highest revision an acknowledged linearizable operation
 // that returned before t reports: the store had reached it by t.
 func (b *RevBounds) AtLeast(t time.Duration) OpRev { return b.floor.upTo(t, true, 0) }
 
-// atMost bounds the store's revision at t from above, leaving operation
+// AtMost bounds the store's revision at t from above, leaving operation
 // exclude out of the evidence; ok is false when nothing bounds it (no
 // acknowledged linearizable operation was called by t, or other clients
 // may write).
@@ -148,7 +153,7 @@ func (b *RevBounds) AtMost(t time.Duration, exclude int64) (ceiling int64, base 
 	return base.Rev + int64(Inconclusive), base, Inconclusive, true
 }
 
-// compactions indexes the compact operations.
+// Compactions indexes the compact operations.
 type Compactions struct {
 	// done: acknowledged compactions by return time. A compaction to C done
 	// before t means every linearizable read called after t sees revisions
@@ -167,7 +172,7 @@ type Compactions struct {
 	sole bool
 }
 
-// coveredBy reports whether, by time t, the store may have been compacted
+// CoveredBy reports whether, by time t, the store may have been compacted
 // above revision rev-1: a compaction to rev or higher was requested by the
 // run before t, or the server showed one by t. Other clients' compactions
 // count only when the server showed them, so an excuse that rests on a
@@ -212,10 +217,10 @@ func NewCompactions(h *history.History) *Compactions {
 	return c
 }
 
-// doneBefore is the highest compaction acknowledged before t.
+// DoneBefore is the highest compaction acknowledged before t.
 func (c *Compactions) DoneBefore(t time.Duration) OpRev { return c.done.upTo(t, true, 0) }
 
-// triedBy is the highest compaction, other than exclude, that may have
+// TriedBy is the highest compaction, other than exclude, that may have
 // taken effect by t; ok is false when other clients may compact too.
 func (c *Compactions) TriedBy(t time.Duration, exclude int64) (OpRev, bool) {
 	if !c.sole {
@@ -232,7 +237,7 @@ var harmlessFaults = []string{"pause-", "isolate-", "split-", "ring", "bridge", 
 	// Sabotage changes what clients see, never a member.
 	"sabotage:"}
 
-// restartBetween reports whether a fault that may restart a member
+// RestartBetween reports whether a fault that may restart a member
 // overlapped [from, to]. Faults name members, operations name endpoints,
 // so any member counts.
 func RestartBetween(faults []history.Fault, from, to time.Duration) bool {
@@ -255,7 +260,7 @@ func RestartBetween(faults []history.Fault, from, to time.Duration) bool {
 	return false
 }
 
-// writeKey names the key a write touches first, for violations.
+// WriteKey names the key a write touches first, for violations.
 func WriteKey(r *history.Request) string {
 	if r.Kind != history.OpTxn {
 		return r.Key

@@ -20,7 +20,7 @@ type call struct {
 	Ok  bool
 }
 
-// calls lists the calls on the system under test, by return time: the
+// Calls lists the calls on the system under test, by return time: the
 // Kubernetes calls of a Kubernetes target (its etcd is vigil's oracle, not
 // what the clients use), every KV call otherwise.
 func Calls(h *history.History) []call {

@@ -9,7 +9,7 @@ func ContainsID(ids []int64, id int64) bool {
 	return false
 }
 
-// shortKey strips the run's prefix from a key, for messages; Violation.Key
+// ShortKey strips the run's prefix from a key, for messages; Violation.Key
 // keeps the whole key.
 func ShortKey(prefix, key string) string {
 	if prefix != "" && len(key) > len(prefix) && key[:len(prefix)] == prefix {
@@ -18,7 +18,7 @@ func ShortKey(prefix, key string) string {
 	return key
 }
 
-// keyRange is a watched or requested range: a single key when end is
+// KeyRange is a watched or requested range: a single key when end is
 // empty, every key from key on when end is "\x00", else [key, end).
 type KeyRange struct{ Key, End string }
 

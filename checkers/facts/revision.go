@@ -4,7 +4,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// ackedWriteRevision returns the revision an acknowledged write created,
+// AckedWriteRevision returns the revision an acknowledged write created,
 // if it created one: a put always, a delete that deleted something, a txn
 // whose taken branch put or deleted something.
 func AckedWriteRevision(o *history.Operation) (int64, bool) {
@@ -14,7 +14,7 @@ func AckedWriteRevision(o *history.Operation) (int64, bool) {
 	return WriteRevision(&o.Request, o.Response)
 }
 
-// writeRevision is ackedWriteRevision on a request and its response.
+// WriteRevision is ackedWriteRevision on a request and its response.
 func WriteRevision(req *history.Request, resp *history.Response) (int64, bool) {
 	switch req.Kind {
 	case history.OpPut:

@@ -2,7 +2,7 @@ package facts
 
 import "strconv"
 
-// parseRV reads a resourceVersion as kube/rv-format requires it: a
+// ParseRV reads a resourceVersion as kube/rv-format requires it: a
 // positive decimal integer without leading zeros (the form
 // k8s.io/apimachinery's resourceversion.CompareResourceVersion accepts).
 // Integers too long for an int64 are well-formed but not comparable here.

@@ -4,7 +4,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// writtenValue is what the history says about one (key, value) a put may
+// WrittenValue is what the history says about one (key, value) a put may
 // have written: the revision it was written at when an acknowledged write
 // proves it (0 when unknown: the write's outcome is unknown, or several
 // puts tried the same value).
@@ -15,7 +15,7 @@ type WrittenValue struct {
 
 type KeyValue struct{ Key, Value string }
 
-// possibleWrites maps every (key, value) a put may have written to what is
+// PossibleWrites maps every (key, value) a put may have written to what is
 // known of it: puts of acknowledged writes that took effect (a put, or a
 // put in the branch a txn took) and every put of a write of unknown
 // outcome (either branch). A put in the branch a txn did not take wrote

@@ -4,7 +4,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// covers reports whether w would deliver a change of type typ to key.
+// Covers reports whether w would deliver a change of type typ to key.
 func Covers(w *history.WatchStream, key string, typ history.EventType) bool {
 	if !(KeyRange{w.Request.Key, w.Request.End}).Contains(key) {
 		return false
@@ -15,7 +15,7 @@ func Covers(w *history.WatchStream, key string, typ history.EventType) bool {
 	return !w.Request.NoDelete
 }
 
-// window is the span of revisions a watch vouches for: from the first one
+// Window is the span of revisions a watch vouches for: from the first one
 // it observed (its first event's revision, or one above its first progress
 // notification, but never below the start revision it asked for) to the
 // last (the highest event or progress revision).

@@ -1,3 +1,7 @@
+// Package kube holds the Kubernetes checks: resourceVersions, list and
+// watch semantics, pagination, optimistic concurrency, linearizability
+// of the resource and the agreement of the watch cache with etcd, over a
+// model of the objects' timelines built once per history.
 package kube
 
 import "github.com/vigil-suite/vigil/checkers/check"

@@ -1,3 +1,6 @@
+// Package kv holds the checks of the etcd KV API other than
+// linearizability: revision monotonicity, serializable reads, compaction
+// and end-of-run convergence of the members.
 package kv
 
 import "github.com/vigil-suite/vigil/checkers/check"

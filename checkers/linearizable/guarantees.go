@@ -1,3 +1,7 @@
+// Package linearizable holds kv/linearizable: a model of the etcd KV
+// store for porcupine, the preparation that turns a history into its
+// operations (writes of unknown outcome included), the search, and the
+// drawing of a failing search window.
 package linearizable
 
 import "github.com/vigil-suite/vigil/checkers/check"

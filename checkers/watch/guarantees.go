@@ -1,3 +1,6 @@
+// Package watch holds the checks of etcd watches: ordered, unique,
+// reliable, filtered, atomic, resumable, bookmarkable, prev_kv, is-create,
+// agreement between watches, cancel reasons and liveness.
 package watch
 
 import "github.com/vigil-suite/vigil/checkers/check"

@@ -1,3 +1,7 @@
+// Package histbuild builds histories for the checks' tests: small ones
+// by hand (Builder, KubeBuilder), large valid ones by simulation
+// (Generate, GenWatchHistory, GenKubeHistory), and the table runners the
+// tests of each family share.
 package histbuild
 
 import (
@@ -41,7 +45,7 @@ func (b *Builder) Put(client, call, ret int, key, val string, rev int64) int64 {
 		&history.Response{Revision: rev}, "")
 }
 
-// putFail records a put whose outcome is unknown.
+// PutFail records a put whose outcome is unknown.
 func (b *Builder) PutFail(client, call, ret int, key, val string) int64 {
 	return b.Op(client, call, ret, history.Request{Kind: history.OpPut, Key: K(key), Value: val}, nil, history.ErrUnknown)
 }
@@ -64,7 +68,7 @@ func (b *Builder) Del(client, call, ret int, key string, deleted, rev int64) int
 		&history.Response{Revision: rev, Deleted: deleted}, "")
 }
 
-// cas records the workload's txn: if mod(key) = mod then put(key, val)
+// Cas records the workload's txn: if mod(key) = mod then put(key, val)
 // else get(key), answered with succeeded, header rev and, on failure, the
 // key-values the failure branch read.
 func (b *Builder) Cas(client, call, ret int, key string, mod int64, val string, succeeded bool, rev int64, read ...history.KV) int64 {
@@ -93,7 +97,7 @@ func (b *Builder) Compact(client, call, ret int, at, rev int64, code history.Err
 	return b.Op(client, call, ret, req, &history.Response{Revision: rev}, "")
 }
 
-// watch opens a watch on the prefix (end "" for a single key via req).
+// Watch opens a watch on the prefix (end "" for a single key via req).
 func (b *Builder) Watch(id int64, client, call int, req history.WatchRequest) int64 {
 	w := history.Watch{ID: id, Client: client, Call: time.Duration(call), Request: req}
 	if err := b.H.Add(history.Record{Watch: &w}); err != nil {
@@ -146,33 +150,33 @@ func DelEv(key string, rev int64) history.Event {
 	return history.Event{Type: history.EventDelete, KV: history.KV{Key: K(key), ModRevision: rev}}
 }
 
-// on sets the member that answered operation id.
+// On sets the member that answered operation id.
 func (b *Builder) On(member string, id int64) int64 {
 	b.H.Operations[id-1].Member = member
 	return id
 }
 
-// sget records an acknowledged serializable get.
+// Sget records an acknowledged serializable get.
 func (b *Builder) Sget(client, call, ret int, key string, rev int64, kvs ...history.KV) int64 {
 	return b.Op(client, call, ret, history.Request{Kind: history.OpRange, Key: K(key), Serializable: true},
 		&history.Response{Revision: rev, KVs: kvs, Count: int64(len(kvs))}, "")
 }
 
-// sgetAt is a serializable get at a revision.
+// SgetAt is a serializable get at a revision.
 func (b *Builder) SgetAt(client, call, ret int, key string, at, rev int64, code history.ErrorCode, kvs ...history.KV) int64 {
 	id := b.GetAt(client, call, ret, key, at, rev, code, kvs...)
 	b.H.Operations[id-1].Request.Serializable = true
 	return id
 }
 
-// txn2 records an acknowledged txn that puts two keys at one revision.
+// Txn2 records an acknowledged txn that puts two keys at one revision.
 func (b *Builder) Txn2(client, call, ret int, k1, v1, k2, v2 string, rev int64) int64 {
 	return b.Op(client, call, ret, history.Request{Kind: history.OpTxn, Success: []history.Request{
 		{Kind: history.OpPut, Key: K(k1), Value: v1}, {Kind: history.OpPut, Key: K(k2), Value: v2}}},
 		&history.Response{Revision: rev, Succeeded: true, Responses: []history.Response{{Revision: rev}, {Revision: rev}}}, "")
 }
 
-// delFail records a delete whose outcome is unknown.
+// DelFail records a delete whose outcome is unknown.
 func (b *Builder) DelFail(client, call, ret int, key string) int64 {
 	return b.Op(client, call, ret, history.Request{Kind: history.OpDelete, Key: K(key)}, nil, history.ErrUnknown)
 }
@@ -193,7 +197,7 @@ func (b *Builder) Fault(name string, start, end int) {
 	}
 }
 
-// watchAt opens a watch with every field given.
+// WatchAt opens a watch with every field given.
 func (b *Builder) WatchAt(w history.Watch) int64 {
 	if err := b.H.Add(history.Record{Watch: &w}); err != nil {
 		panic(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// watchCase is one hand-built history judged by one check.
+// WatchCase is one hand-built history judged by one check.
 type WatchCase struct {
 	Name  string
 	Build func(b *Builder)

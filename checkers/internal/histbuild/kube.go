@@ -57,7 +57,7 @@ func (b *KubeBuilder) Op(client, call, ret int, req history.KubeRequest, resp *h
 	return b.nextOp
 }
 
-// create records an acknowledged create at rv.
+// Create records an acknowledged create at rv.
 func (b *KubeBuilder) Create(client, call, ret int, obj history.Object) int64 {
 	body := obj
 	body.ResourceVersion, body.UID = "", ""
@@ -65,7 +65,7 @@ func (b *KubeBuilder) Create(client, call, ret int, obj history.Object) int64 {
 		&history.KubeResponse{Code: 201, Object: &obj}, nil, "")
 }
 
-// update records an update with precondition prec, acknowledged at obj's RV.
+// Update records an update with precondition prec, acknowledged at obj's RV.
 func (b *KubeBuilder) Update(client, call, ret int, prec int64, obj history.Object) int64 {
 	body := obj
 	body.ResourceVersion, body.UID = rvs(prec), ""
@@ -73,7 +73,7 @@ func (b *KubeBuilder) Update(client, call, ret int, prec int64, obj history.Obje
 		&history.KubeResponse{Code: 200, Object: &obj}, nil, "")
 }
 
-// updateRefused records an update answered with code.
+// UpdateRefused records an update answered with code.
 func (b *KubeBuilder) UpdateRefused(client, call, ret int, prec int64, obj history.Object, code int) int64 {
 	body := obj
 	body.ResourceVersion, body.UID = rvs(prec), ""
@@ -81,7 +81,7 @@ func (b *KubeBuilder) UpdateRefused(client, call, ret int, prec int64, obj histo
 		nil, &history.KubeStatus{Code: code, Reason: "Conflict"}, "")
 }
 
-// updateLost records an update with no answer (unknown outcome).
+// UpdateLost records an update with no answer (unknown outcome).
 func (b *KubeBuilder) UpdateLost(client, call, ret int, prec int64, obj history.Object) int64 {
 	body := obj
 	body.ResourceVersion, body.UID = rvs(prec), ""
@@ -89,7 +89,7 @@ func (b *KubeBuilder) UpdateLost(client, call, ret int, prec int64, obj history.
 		nil, nil, "context deadline exceeded")
 }
 
-// del records a delete acknowledged with a Status (no RV), as ConfigMaps answer.
+// Del records a delete acknowledged with a Status (no RV), as ConfigMaps answer.
 func (b *KubeBuilder) Del(client, call, ret int, name string, prec int64) int64 {
 	return b.Op(client, call, ret, history.KubeRequest{Verb: history.KubeDelete, Name: name, PreconditionRV: rvs(prec)},
 		&history.KubeResponse{Code: 200}, nil, "")
@@ -175,7 +175,7 @@ func BaseWrites(b *KubeBuilder) {
 	b.Update(1, 80, 90, 15, A20)
 }
 
-// fullWatch is a watch from 9 without a selector that saw everything.
+// FullWatch is a watch from 9 without a selector that saw everything.
 func FullWatch(b *KubeBuilder, id int64) {
 	b.Watch(id, 5, 1, history.KubeWatchRequest{ResourceVersion: "9", AllowBookmarks: true})
 	b.Ev(id, 11, history.KubeAdded, A10)
@@ -187,7 +187,7 @@ func FullWatch(b *KubeBuilder, id int64) {
 	b.End(id, 200, history.EndClient, nil)
 }
 
-// selWatch is a watch from 9 with selector g=a that saw everything.
+// SelWatch is a watch from 9 with selector g=a that saw everything.
 func SelWatch(b *KubeBuilder, id int64) {
 	b.Watch(id, 6, 1, history.KubeWatchRequest{ResourceVersion: "9", LabelSelector: "g=a"})
 	b.Ev(id, 11, history.KubeAdded, A10)
@@ -196,7 +196,7 @@ func SelWatch(b *KubeBuilder, id int64) {
 	b.End(id, 200, history.EndClient, nil)
 }
 
-// kcase is one hand-built history and the verdict a check must give it.
+// Kcase is one hand-built history and the verdict a check must give it.
 type Kcase struct {
 	Name  string
 	Want  check.Verdict
@@ -205,7 +205,7 @@ type Kcase struct {
 	Rev   int64
 	Op    int64 // an operation the first violation must name (0: any)
 	Msg   string
-	// any: the violation to match may be any of them (a history that
+	// Any: the violation to match may be any of them (a history that
 	// breaks the guarantee twice over), not only the first.
 	Any   bool
 	Build func(b *KubeBuilder)
@@ -258,7 +258,7 @@ func ViolationTexts(vs []check.Violation) string {
 	return "[" + strings.Join(s, " | ") + "]"
 }
 
-// etcdWatch records vigil's etcd watch of the API server's keys with
+// EtcdWatch records vigil's etcd watch of the API server's keys with
 // one response per change: name, revision, "PUT"/"DELETE", value.
 func (b *KubeBuilder) EtcdWatch(id int64, from int64, changes ...etcdEv) {
 	p := b.H.Meta.Prefix
@@ -289,7 +289,7 @@ func EtcdBase() []etcdEv {
 		{"b", 18, 0, "", true}, {"a", 20, 10, "v:a3", false}}
 }
 
-// compactEtcd records a compaction of the etcd under the API server.
+// CompactEtcd records a compaction of the etcd under the API server.
 func (b *KubeBuilder) CompactEtcd(call, ret int, rev int64) {
 	b.Add(history.Record{Op: &history.Operation{ID: 1000 + rev, Client: 99, Call: time.Duration(call), Return: time.Duration(ret),
 		Request: history.Request{Kind: history.OpCompact, Revision: rev}, Response: &history.Response{Revision: rev + 5}}})

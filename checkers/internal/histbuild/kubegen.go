@@ -9,7 +9,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// kgenConfig sizes a simulated run against a correct Kubernetes API
+// KgenConfig sizes a simulated run against a correct Kubernetes API
 // server: one client call at a time on a shared clock, RVs with gaps
 // (other resources take revisions too), watches that deliver every change.
 type KgenConfig struct {
@@ -18,7 +18,7 @@ type KgenConfig struct {
 	Watches    int // without a selector
 	SelWatches int // with selector g=a
 	UnknownPct int // writes whose answer is lost; half of them commit
-	// stateWatches start from RV "0" (a state, then changes), streams are
+	// StateWatches start from RV "0" (a state, then changes), streams are
 	// streaming lists; both open at evenly spaced moments. oracle adds
 	// vigil's etcd watch of the API server's keys.
 	StateWatches, Streams int
@@ -45,7 +45,7 @@ type kgenChange struct {
 	create     bool
 }
 
-// genKubeHistory simulates the run.
+// GenKubeHistory simulates the run.
 func GenKubeHistory(cfg KgenConfig) *history.History {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 7))
 	h := history.New(history.Meta{Prefix: "/registry/configmaps/gen/", Target: history.Target{Kind: "kube"}})

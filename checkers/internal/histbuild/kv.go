@@ -17,7 +17,7 @@ func WithPrev(ev history.Event, prev history.KV) history.Event {
 	return ev
 }
 
-// kvCase is one hand-built history judged by one KV check.
+// KvCase is one hand-built history judged by one KV check.
 type KvCase struct {
 	Name  string
 	Build func(b *Builder)
