@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
+	"github.com/vigil-suite/vigil/checkers/watch"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/suites"
@@ -117,7 +120,7 @@ func Catalogue() []Bug {
 			Number: 14370, Title: "a single-member cluster loses an acknowledged write when it crashes before saving raft state",
 			Affected: "v3.5.4", Fixed: "v3.5.5",
 			// A lost acknowledged write: reads and revisions show it.
-			Checks: []string{"kv/linearizable", "kv/revision-monotonic"},
+			Checks: []string{linearizable.Name, kv.NameRevisionMonotonic},
 			Recipe: Recipe{Members: 1, Failpoints: true, Rate: 300, CompactEvery: 0,
 				Faults: []string{"failpoint:raftBeforeSave"}, FaultInterval: 2 * time.Second,
 				Attempt: 12 * time.Second, Attempts: 5},
@@ -130,7 +133,7 @@ func Catalogue() []Bug {
 		{
 			Number: 13766, Title: "members end with inconsistent revisions after a crash under a high write load",
 			Affected: "v3.5.2", Fixed: "v3.5.3",
-			Checks: []string{"kv/convergence", "kv/linearizable", "kv/revision-monotonic", "watch/agreement", "watch/reliable"},
+			Checks: []string{kv.NameConvergence, linearizable.Name, kv.NameRevisionMonotonic, watch.NameAgreement, watch.NameReliable},
 			Recipe: Recipe{Members: 3, Shape: suites.ShapeWriteHeavy, Rate: 0, Clients: 12,
 				Faults: []string{"kill-random"}, FaultInterval: 3 * time.Second,
 				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 20 * time.Second, Attempts: 4},
@@ -143,7 +146,7 @@ func Catalogue() []Bug {
 		{
 			Number: 14685, Title: "a crash during defragmentation leaves the member with an inconsistent revision",
 			Affected: "v3.5.5", Fixed: "v3.5.6",
-			Checks: []string{"kv/linearizable", "kv/revision-monotonic", "watch/reliable", "watch/ordered", "watch/unique"},
+			Checks: []string{linearizable.Name, kv.NameRevisionMonotonic, watch.NameReliable, watch.NameOrdered, watch.NameUnique},
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 300,
 				Faults: []string{"failpoint:defragBeforeCopy"}, FaultInterval: 2 * time.Second,
 				Attempt: 12 * time.Second, Attempts: 5},
@@ -156,7 +159,7 @@ func Catalogue() []Bug {
 		{
 			Number: 15220, Title: "a progress notification is not synchronised with the watch stream: it reports a revision whose events have not been sent",
 			Affected: "v3.5.7", Fixed: "v3.5.8",
-			Checks: []string{"watch/bookmarkable"},
+			Checks: []string{watch.NameBookmarkable},
 			Recipe: Recipe{Members: 1, Rate: 600, Watchers: 16, CompactEvery: 8 * time.Second,
 				Attempt: 12 * time.Second, Attempts: 5},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #15220)",
@@ -168,7 +171,7 @@ func Catalogue() []Bug {
 		{
 			Number: 17780, Title: "the store revision goes backwards after a crash during compaction",
 			Affected: "v3.5.13", Fixed: "v3.5.14",
-			Checks: []string{"kv/revision-monotonic", "kv/linearizable", "watch/ordered", "watch/reliable"},
+			Checks: []string{kv.NameRevisionMonotonic, linearizable.Name, watch.NameOrdered, watch.NameReliable},
 			// Low traffic with many deletes: the revision can only go back
 			// if the compacted head's tombstone is the newest write.
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 50,
@@ -193,7 +196,7 @@ func Catalogue() []Bug {
 			// The symptom: a watch started at the compaction revision
 			// skips the DELETE committed there (its tombstone was
 			// compacted away), which is watch/resumable's guarantee.
-			Checks: []string{"watch/resumable", "watch/reliable", "watch/agreement"},
+			Checks: []string{watch.NameResumable, watch.NameReliable, watch.NameAgreement},
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
 				// etcd's scenario sleeps 1 s before a watch response.
 				Watchers: 16, Faults: []string{"failpoint-sleep:beforeSendWatchResponse@random=1s"}, FaultInterval: 2 * time.Second,
@@ -212,7 +215,7 @@ func Catalogue() []Bug {
 		{
 			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",
 			Affected: "v3.5.17", Fixed: "v3.5.18",
-			Checks: []string{"watch/resumable"},
+			Checks: []string{watch.NameResumable},
 			// etcd's own recipe, in vigil's terms: create/delete churn, a
 			// small compaction batch, a panic before a compaction finishes.
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 100, Watchers: 16,
@@ -231,7 +234,7 @@ func Catalogue() []Bug {
 			// Its notification half breaks no MUST: it is the SHOULD
 			// watch/progress-before-start; its old-events half would
 			// fail watch/resumable or watch/ordered.
-			Checks: []string{"watch/progress-before-start", "watch/resumable", "watch/ordered"},
+			Checks: []string{watch.NameProgressBeforeStart, watch.NameResumable, watch.NameOrdered},
 			// As etcd's scenario: a follower cut off until the leader must
 			// send it a snapshot (snapshots every 10 entries, 10 catch-up
 			// entries), watches on every member opened ahead of the store,

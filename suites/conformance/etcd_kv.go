@@ -4,27 +4,30 @@ import (
 	"strings"
 
 	. "github.com/onsi/gomega"
+	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
+	"github.com/vigil-suite/vigil/checkers/watch"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 )
 
 func kvProbes() []EtcdProbe {
 	return []EtcdProbe{
-		{Info{"kv/put-header-revision", "a put's response header does not carry the revision the put created", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"kv/put-header-revision", "a put's response header does not carry the revision the put created", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Expect(p.Put("a", "1")).To(Equal(p.Rev(1)))
 		}},
-		{Info{"kv/range-header-revision", "a range's response header does not carry the store's current revision", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"kv/range-header-revision", "a range's response header does not carry the store's current revision", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Put("a", "1")
 			p.Put("b", "2")
 			p.Expect(p.Get("a").Header.Revision).To(Equal(p.Rev(2)))
 		}},
-		{Info{"kv/range-old-revision-header", "a range at an old revision reports that old revision in its header instead of the store's current revision", []string{"kv/revision-monotonic", "kv/linearizable"}}, func(p *P) {
+		{Info{"kv/range-old-revision-header", "a range at an old revision reports that old revision in its header instead of the store's current revision", []string{kv.NameRevisionMonotonic, linearizable.Name}}, func(p *P) {
 			r1 := p.Put("a", "1")
 			p.Put("a", "2")
 			r := p.Get("a", clientv3.WithRev(r1))
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(2)), "the header names the store's revision, not the one read")
 		}},
-		{Info{"kv/range-old-revision-value", "a range at an old revision does not return the value the key had at that revision", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"kv/range-old-revision-value", "a range at an old revision does not return the value the key had at that revision", []string{linearizable.Name}}, func(p *P) {
 			r1 := p.Put("a", "1")
 			p.Put("a", "2")
 			r := p.Get("a", clientv3.WithRev(r1))
@@ -32,14 +35,14 @@ func kvProbes() []EtcdProbe {
 			p.Expect(string(r.Kvs[0].Value)).To(Equal("1"))
 			p.Expect(r.Kvs[0].ModRevision).To(Equal(r1))
 		}},
-		{Info{"kv/range-old-revision-before-create", "a range at a revision before a key was created returns the key", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"kv/range-old-revision-before-create", "a range at a revision before a key was created returns the key", []string{linearizable.Name}}, func(p *P) {
 			p.Put("x", "0")
 			p.Put("a", "1")
 			r := p.Get("a", clientv3.WithRev(p.Rev(1)))
 			p.Expect(r.Kvs).To(BeEmpty())
 			p.Expect(r.Count).To(BeZero())
 		}},
-		{Info{"kv/range-missing-key", "a range of a missing key returns something or a wrong header", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"kv/range-missing-key", "a range of a missing key returns something or a wrong header", []string{linearizable.Name}}, func(p *P) {
 			p.Put("a", "1")
 			r := p.Get("nope")
 			p.Expect(r.Kvs).To(BeEmpty())
@@ -227,7 +230,7 @@ func kvProbes() []EtcdProbe {
 			p.Expect(r.PrevKvs).To(HaveLen(1))
 			p.Expect(string(r.PrevKvs[0].Value)).To(Equal("gone"))
 		}},
-		{Info{"kv/delete-missing-key", "a delete of a missing key reports a deletion or a new revision", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"kv/delete-missing-key", "a delete of a missing key reports a deletion or a new revision", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Put("a", "1")
 			r, err := p.C.Delete(p.Ctx, p.K("nope"))
 			p.Expect(err).NotTo(HaveOccurred())
@@ -251,7 +254,7 @@ func kvProbes() []EtcdProbe {
 			_, err := p.C.Get(p.Ctx, "")
 			p.ExpectCode(err, codes.InvalidArgument, "key is not provided")
 		}},
-		{Info{"kv/future-revision-range", "a range at a future revision returns data instead of failing with ErrFutureRev", []string{"kv/compaction"}}, func(p *P) {
+		{Info{"kv/future-revision-range", "a range at a future revision returns data instead of failing with ErrFutureRev", []string{kv.NameCompaction}}, func(p *P) {
 			p.Put("a", "1")
 			_, err := p.C.Get(p.Ctx, p.K("a"), clientv3.WithRev(p.Rev(100)))
 			p.ExpectCode(err, codes.OutOfRange, "future revision")
@@ -269,7 +272,7 @@ func kvProbes() []EtcdProbe {
 			p.Put("bin", string(b))
 			p.Expect(p.Get("bin").Kvs[0].Value).To(Equal(b))
 		}},
-		{Info{"kv/version-counts-writes", "a key's version does not count its writes since creation", []string{"watch/is-create"}}, func(p *P) {
+		{Info{"kv/version-counts-writes", "a key's version does not count its writes since creation", []string{watch.NameIsCreate}}, func(p *P) {
 			r1 := p.Put("a", "1")
 			p.Put("a", "2")
 			p.Put("a", "3")
@@ -277,7 +280,7 @@ func kvProbes() []EtcdProbe {
 			p.Expect(kv.Version).To(Equal(int64(3)))
 			p.Expect(kv.CreateRevision).To(Equal(r1))
 		}},
-		{Info{"kv/version-reset-after-delete", "a key re-created after a delete keeps its old version or create revision", []string{"watch/is-create"}}, func(p *P) {
+		{Info{"kv/version-reset-after-delete", "a key re-created after a delete keeps its old version or create revision", []string{watch.NameIsCreate}}, func(p *P) {
 			p.Put("a", "1")
 			p.Put("a", "2")
 			_, err := p.C.Delete(p.Ctx, p.K("a"))

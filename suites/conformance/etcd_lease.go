@@ -2,6 +2,8 @@ package conformance
 
 import (
 	. "github.com/onsi/gomega"
+	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/watch"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -24,7 +26,7 @@ func leaseProbes() []EtcdProbe {
 			p.Expect(l.ID).NotTo(BeZero())
 			p.Expect(l.TTL).To(Equal(int64(30)))
 		}},
-		{Info{"lease/grant-no-revision", "a lease grant takes a store revision", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"lease/grant-no-revision", "a lease grant takes a store revision", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Put("a", "1")
 			id := grant(p, 30)
 			defer p.C.Revoke(p.Ctx, id)
@@ -53,7 +55,7 @@ func leaseProbes() []EtcdProbe {
 			p.Expect(r.ID).To(Equal(id))
 			p.Expect(r.TTL).To(Equal(int64(30)))
 		}},
-		{Info{"lease/revoke-deletes-keys", "revoking a lease does not delete every attached key in one revision", []string{"kv/revision-monotonic", "watch/atomic"}}, func(p *P) {
+		{Info{"lease/revoke-deletes-keys", "revoking a lease does not delete every attached key in one revision", []string{kv.NameRevisionMonotonic, watch.NameAtomic}}, func(p *P) {
 			id := grant(p, 30)
 			p.Put("a", "1", clientv3.WithLease(id))
 			p.Put("b", "1", clientv3.WithLease(id))
@@ -62,7 +64,7 @@ func leaseProbes() []EtcdProbe {
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(3)))
 			p.Expect(p.Get("", clientv3.WithPrefix()).Kvs).To(BeEmpty())
 		}},
-		{Info{"lease/revoke-delete-events", "revoking a lease does not send a DELETE event per attached key, in one watch response", []string{"watch/reliable", "watch/atomic"}}, func(p *P) {
+		{Info{"lease/revoke-delete-events", "revoking a lease does not send a DELETE event per attached key, in one watch response", []string{watch.NameReliable, watch.NameAtomic}}, func(p *P) {
 			id := grant(p, 30)
 			p.Put("a", "1", clientv3.WithLease(id))
 			p.Put("b", "1", clientv3.WithLease(id))

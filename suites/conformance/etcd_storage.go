@@ -2,6 +2,9 @@ package conformance
 
 import (
 	. "github.com/onsi/gomega"
+	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
+	"github.com/vigil-suite/vigil/checkers/watch"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,7 +38,7 @@ func (p *P) guarded(name string, mod int64, op clientv3.Op) *clientv3.TxnRespons
 func storageProbes() []EtcdProbe {
 	return []EtcdProbe{
 		{Info{"revision/guarded-delete-nothing", "a guarded delete of a missing key (mod_revision = 0, then delete) takes a revision",
-			[]string{"kv/revision-monotonic", "kv/linearizable"}}, func(p *P) {
+			[]string{kv.NameRevisionMonotonic, linearizable.Name}}, func(p *P) {
 			p.Put("a", "1")
 			r := p.guarded("nope", 0, clientv3.OpDelete(p.K("nope")))
 			p.Expect(r.Succeeded).To(BeTrue(), "mod_revision of a missing key is 0")
@@ -44,7 +47,7 @@ func storageProbes() []EtcdProbe {
 			p.Expect(p.Put("b", "1")).To(Equal(p.Rev(2)))
 		}},
 		{Info{"watch/guarded-delete-nothing", "a guarded delete of a missing key sends a DELETE event",
-			[]string{"watch/reliable", "watch/prev-kv"}}, func(p *P) {
+			[]string{watch.NameReliable, watch.NamePrevKV}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, nil)
@@ -55,7 +58,7 @@ func storageProbes() []EtcdProbe {
 			p.Expect(evs[0].Kv.ModRevision).To(Equal(p.Rev(1)))
 		}},
 		{Info{"watch/filter-noput-storage", "a watch with the NoPut filter receives the PUT events of transaction creates and updates",
-			[]string{"watch/filter"}}, func(p *P) {
+			[]string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, func(r *pb.WatchCreateRequest) {
@@ -69,7 +72,7 @@ func storageProbes() []EtcdProbe {
 			p.Expect(evs[0].Kv.ModRevision).To(Equal(p.Rev(3)))
 		}},
 		{Info{"watch/filter-nodelete-storage", "a watch with the NoDelete filter receives the DELETE events of transaction deletes",
-			[]string{"watch/filter"}}, func(p *P) {
+			[]string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, func(r *pb.WatchCreateRequest) {
@@ -83,7 +86,7 @@ func storageProbes() []EtcdProbe {
 			p.Expect(evs[1].Kv.ModRevision).To(Equal(p.Rev(3)))
 		}},
 		{Info{"revision/create-header", "a transaction create's response carries another revision than the one the key was stored at",
-			[]string{"kv/revision-monotonic", "watch/reliable"}}, func(p *P) {
+			[]string{kv.NameRevisionMonotonic, watch.NameReliable}}, func(p *P) {
 			rev := p.create("a", "1")
 			p.Expect(rev).To(Equal(p.Rev(1)))
 			p.Expect(p.Get("a").Kvs[0].ModRevision).To(Equal(rev))

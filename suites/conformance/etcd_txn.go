@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	. "github.com/onsi/gomega"
+	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
+	"github.com/vigil-suite/vigil/checkers/watch"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 )
@@ -52,7 +55,7 @@ func txnProbes() []EtcdProbe {
 		tc := tc
 		out = append(out, EtcdProbe{Info{"txn/compare-" + tc.name,
 			fmt.Sprintf("a txn comparing %s takes the %s branch", tc.what, map[bool]string{true: "else", false: "then"}[tc.want]),
-			[]string{"kv/linearizable"}}, func(p *P) {
+			[]string{linearizable.Name}}, func(p *P) {
 			p.Put("a", "4")
 			p.Put("a", "5")
 			r, err := p.C.Txn(p.Ctx).If(tc.cmp(p)).Then(clientv3.OpGet(p.K("a"))).Commit()
@@ -70,12 +73,12 @@ func txnProbes() []EtcdProbe {
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(r.Succeeded).To(BeTrue())
 		}},
-		{Info{"txn/compare-missing-key-version", "a txn comparing version = 0 on a missing key fails", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"txn/compare-missing-key-version", "a txn comparing version = 0 on a missing key fails", []string{linearizable.Name}}, func(p *P) {
 			r, err := p.C.Txn(p.Ctx).If(clientv3.Compare(clientv3.Version(p.K("nope")), "=", 0)).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(r.Succeeded).To(BeTrue())
 		}},
-		{Info{"txn/compare-missing-key-create", "a txn comparing create_revision = 0 on a missing key fails (the create-if-absent idiom breaks)", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"txn/compare-missing-key-create", "a txn comparing create_revision = 0 on a missing key fails (the create-if-absent idiom breaks)", []string{linearizable.Name}}, func(p *P) {
 			r, err := p.C.Txn(p.Ctx).If(clientv3.Compare(clientv3.CreateRevision(p.K("nope")), "=", 0)).
 				Then(clientv3.OpPut(p.K("nope"), "created")).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
@@ -96,7 +99,7 @@ func txnProbes() []EtcdProbe {
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(r.Succeeded).To(BeFalse(), "r3 does not hold x")
 		}},
-		{Info{"txn/else-branch", "a txn whose compare fails does not run its else branch", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"txn/else-branch", "a txn whose compare fails does not run its else branch", []string{linearizable.Name}}, func(p *P) {
 			p.Put("a", "1")
 			r, err := p.C.Txn(p.Ctx).If(clientv3.Compare(clientv3.Value(p.K("a")), "=", "2")).
 				Then(clientv3.OpPut(p.K("then"), "t")).Else(clientv3.OpPut(p.K("else"), "e")).Commit()
@@ -105,7 +108,7 @@ func txnProbes() []EtcdProbe {
 			p.Expect(p.Get("then").Kvs).To(BeEmpty())
 			p.Expect(p.Get("else").Kvs).To(HaveLen(1))
 		}},
-		{Info{"txn/range-sees-own-writes", "a range inside a txn does not see the txn's own earlier writes", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"txn/range-sees-own-writes", "a range inside a txn does not see the txn's own earlier writes", []string{linearizable.Name}}, func(p *P) {
 			p.Put("a", "old")
 			r, err := p.C.Txn(p.Ctx).Then(clientv3.OpPut(p.K("a"), "new"), clientv3.OpGet(p.K("a"))).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
@@ -142,7 +145,7 @@ func txnProbes() []EtcdProbe {
 			_, err := p.C.Txn(p.Ctx).Then(ops...).Commit()
 			p.ExpectCode(err, codes.InvalidArgument, "too many operations")
 		}},
-		{Info{"txn/header-revision", "a writing txn's header does not carry the revision it created", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"txn/header-revision", "a writing txn's header does not carry the revision it created", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			r, err := p.C.Txn(p.Ctx).Then(clientv3.OpPut(p.K("a"), "1")).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(1)))
@@ -152,10 +155,10 @@ func txnProbes() []EtcdProbe {
 
 func revisionProbes() []EtcdProbe {
 	return []EtcdProbe{
-		{Info{"revision/put-increments-by-one", "successive puts do not get successive revisions", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"revision/put-increments-by-one", "successive puts do not get successive revisions", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Expect([]int64{p.Put("a", "1"), p.Put("b", "1"), p.Put("a", "2")}).To(Equal([]int64{p.Rev(1), p.Rev(2), p.Rev(3)}))
 		}},
-		{Info{"revision/txn-one-revision", "a txn of several writes takes more than one revision", []string{"kv/revision-monotonic", "watch/atomic"}}, func(p *P) {
+		{Info{"revision/txn-one-revision", "a txn of several writes takes more than one revision", []string{kv.NameRevisionMonotonic, watch.NameAtomic}}, func(p *P) {
 			r, err := p.C.Txn(p.Ctx).Then(clientv3.OpPut(p.K("a"), "1"), clientv3.OpPut(p.K("b"), "1"), clientv3.OpPut(p.K("c"), "1")).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(1)))
@@ -163,7 +166,7 @@ func revisionProbes() []EtcdProbe {
 				p.Expect(kv.ModRevision).To(Equal(p.Rev(1)), "key %s", kv.Key)
 			}
 		}},
-		{Info{"revision/failed-txn-no-revision", "a txn whose compare fails still takes a revision", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"revision/failed-txn-no-revision", "a txn whose compare fails still takes a revision", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Put("a", "1")
 			r, err := p.C.Txn(p.Ctx).If(clientv3.Compare(clientv3.Value(p.K("a")), "=", "2")).Then(clientv3.OpPut(p.K("a"), "3")).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
@@ -171,19 +174,19 @@ func revisionProbes() []EtcdProbe {
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(1)))
 			p.Expect(p.Put("b", "1")).To(Equal(p.Rev(2)))
 		}},
-		{Info{"revision/read-only-txn-no-revision", "a txn that only reads takes a revision", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"revision/read-only-txn-no-revision", "a txn that only reads takes a revision", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Put("a", "1")
 			_, err := p.C.Txn(p.Ctx).Then(clientv3.OpGet(p.K("a"))).Commit()
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(p.Put("b", "1")).To(Equal(p.Rev(2)))
 		}},
-		{Info{"revision/delete-nothing-no-revision", "a delete of a missing key takes a revision", []string{"kv/revision-monotonic"}}, func(p *P) {
+		{Info{"revision/delete-nothing-no-revision", "a delete of a missing key takes a revision", []string{kv.NameRevisionMonotonic}}, func(p *P) {
 			p.Put("a", "1")
 			_, err := p.C.Delete(p.Ctx, p.K("nope"))
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Expect(p.Put("b", "1")).To(Equal(p.Rev(2)))
 		}},
-		{Info{"revision/delete-range-one-revision", "a range delete of several keys takes more than one revision", []string{"kv/revision-monotonic", "watch/atomic"}}, func(p *P) {
+		{Info{"revision/delete-range-one-revision", "a range delete of several keys takes more than one revision", []string{kv.NameRevisionMonotonic, watch.NameAtomic}}, func(p *P) {
 			p.Put("a1", "1")
 			p.Put("a2", "1")
 			r, err := p.C.Delete(p.Ctx, p.K("a"), clientv3.WithPrefix())
@@ -191,14 +194,14 @@ func revisionProbes() []EtcdProbe {
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(3)))
 			p.Expect(p.Put("b", "1")).To(Equal(p.Rev(4)))
 		}},
-		{Info{"revision/create-revision-after-recreate", "a re-created key keeps the create revision of its first life", []string{"watch/is-create"}}, func(p *P) {
+		{Info{"revision/create-revision-after-recreate", "a re-created key keeps the create revision of its first life", []string{watch.NameIsCreate}}, func(p *P) {
 			p.Put("a", "1")
 			_, err := p.C.Delete(p.Ctx, p.K("a"))
 			p.Expect(err).NotTo(HaveOccurred())
 			p.Put("a", "2")
 			p.Expect(p.Get("a").Kvs[0].CreateRevision).To(Equal(p.Rev(3)))
 		}},
-		{Info{"revision/old-revision-after-delete", "a range at a revision before a delete does not return the deleted key", []string{"kv/linearizable"}}, func(p *P) {
+		{Info{"revision/old-revision-after-delete", "a range at a revision before a delete does not return the deleted key", []string{linearizable.Name}}, func(p *P) {
 			r1 := p.Put("a", "1")
 			_, err := p.C.Delete(p.Ctx, p.K("a"))
 			p.Expect(err).NotTo(HaveOccurred())

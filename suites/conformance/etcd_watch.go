@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	. "github.com/onsi/gomega"
+	"github.com/vigil-suite/vigil/checkers/watch"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,7 +21,7 @@ func watchPrefix(p *P, s *Stream, mod func(*pb.WatchCreateRequest)) *pb.WatchRes
 
 func watchProbes() []EtcdProbe {
 	return []EtcdProbe{
-		{Info{"watch/created-header", "a watch's created response does not carry the store's current revision", []string{"watch/resumable"}}, func(p *P) {
+		{Info{"watch/created-header", "a watch's created response does not carry the store's current revision", []string{watch.NameResumable}}, func(p *P) {
 			p.Put("a", "1")
 			s := p.Stream()
 			defer s.Close()
@@ -28,7 +29,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(1)))
 			p.Expect(r.Events).To(BeEmpty())
 		}},
-		{Info{"watch/from-now", "a watch from the current revision does not deliver the next change, or delivers an older one", []string{"watch/reliable", "watch/resumable"}}, func(p *P) {
+		{Info{"watch/from-now", "a watch from the current revision does not deliver the next change, or delivers an older one", []string{watch.NameReliable, watch.NameResumable}}, func(p *P) {
 			p.Put("a", "0")
 			s := p.Stream()
 			defer s.Close()
@@ -38,7 +39,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(evs[0].Kv.ModRevision).To(Equal(p.Rev(2)))
 			p.Expect(string(evs[0].Kv.Value)).To(Equal("1"))
 		}},
-		{Info{"watch/from-past", "a watch from a past revision does not replay every change since that revision, in order", []string{"watch/resumable", "watch/ordered", "watch/reliable"}}, func(p *P) {
+		{Info{"watch/from-past", "a watch from a past revision does not replay every change since that revision, in order", []string{watch.NameResumable, watch.NameOrdered, watch.NameReliable}}, func(p *P) {
 			p.Put("a", "1")
 			p.Put("b", "1")
 			p.Put("a", "2")
@@ -48,7 +49,7 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(2)
 			p.Expect([]int64{evs[0].Kv.ModRevision, evs[1].Kv.ModRevision}).To(Equal([]int64{p.Rev(2), p.Rev(3)}))
 		}},
-		{Info{"watch/from-future", "a watch from a future revision delivers changes below its start revision", []string{"watch/resumable"}}, func(p *P) {
+		{Info{"watch/from-future", "a watch from a future revision delivers changes below its start revision", []string{watch.NameResumable}}, func(p *P) {
 			p.Put("a", "1")
 			s := p.Stream()
 			defer s.Close()
@@ -59,7 +60,7 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(2)
 			p.Expect(evs[0].Kv.ModRevision).To(Equal(p.Rev(3)))
 		}},
-		{Info{"watch/filter-noput", "a watch with the NoPut filter receives PUT events", []string{"watch/filter"}}, func(p *P) {
+		{Info{"watch/filter-noput", "a watch with the NoPut filter receives PUT events", []string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, func(r *pb.WatchCreateRequest) {
@@ -71,7 +72,7 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(1)
 			p.Expect(evs[0].Type).To(Equal(mvccpb.DELETE))
 		}},
-		{Info{"watch/filter-nodelete", "a watch with the NoDelete filter receives DELETE events", []string{"watch/filter"}}, func(p *P) {
+		{Info{"watch/filter-nodelete", "a watch with the NoDelete filter receives DELETE events", []string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, func(r *pb.WatchCreateRequest) {
@@ -85,7 +86,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect([]mvccpb.Event_EventType{evs[0].Type, evs[1].Type}).To(Equal([]mvccpb.Event_EventType{mvccpb.PUT, mvccpb.PUT}))
 			p.Expect(evs[1].Kv.ModRevision).To(Equal(p.Rev(3)))
 		}},
-		{Info{"watch/single-key", "a watch on one key receives events of other keys", []string{"watch/filter"}}, func(p *P) {
+		{Info{"watch/single-key", "a watch on one key receives events of other keys", []string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			s.Create(&pb.WatchCreateRequest{Key: []byte(p.K("a"))})
@@ -95,7 +96,7 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(1)
 			p.Expect(p.KeysOf(evs)).To(Equal([]string{"a"}))
 		}},
-		{Info{"watch/range-end-exclusive", "a watch on [a, c) receives events of c", []string{"watch/filter"}}, func(p *P) {
+		{Info{"watch/range-end-exclusive", "a watch on [a, c) receives events of c", []string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			s.Create(&pb.WatchCreateRequest{Key: []byte(p.K("a")), RangeEnd: []byte(p.K("c"))})
@@ -104,7 +105,7 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(1)
 			p.Expect(p.KeysOf(evs)).To(Equal([]string{"b"}))
 		}},
-		{Info{"watch/prev-kv-put", "a watch with prev_kv does not carry the previous value on a PUT event", []string{"watch/prev-kv"}}, func(p *P) {
+		{Info{"watch/prev-kv-put", "a watch with prev_kv does not carry the previous value on a PUT event", []string{watch.NamePrevKV}}, func(p *P) {
 			p.Put("a", "old")
 			s := p.Stream()
 			defer s.Close()
@@ -115,7 +116,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(string(evs[0].PrevKv.Value)).To(Equal("old"))
 			p.Expect(evs[0].PrevKv.ModRevision).To(Equal(p.Rev(1)))
 		}},
-		{Info{"watch/prev-kv-delete", "a watch with prev_kv does not carry the deleted value on a DELETE event", []string{"watch/prev-kv"}}, func(p *P) {
+		{Info{"watch/prev-kv-delete", "a watch with prev_kv does not carry the deleted value on a DELETE event", []string{watch.NamePrevKV}}, func(p *P) {
 			p.Put("a", "old")
 			s := p.Stream()
 			defer s.Close()
@@ -127,7 +128,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(evs[0].PrevKv).NotTo(BeNil())
 			p.Expect(string(evs[0].PrevKv.Value)).To(Equal("old"))
 		}},
-		{Info{"watch/prev-kv-create", "a watch with prev_kv carries a previous value on a create", []string{"watch/prev-kv"}}, func(p *P) {
+		{Info{"watch/prev-kv-create", "a watch with prev_kv carries a previous value on a create", []string{watch.NamePrevKV}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, func(r *pb.WatchCreateRequest) { r.PrevKv = true })
@@ -144,7 +145,7 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(1)
 			p.Expect(evs[0].PrevKv).To(BeNil())
 		}},
-		{Info{"watch/txn-one-response", "the events of one txn are split over several watch responses", []string{"watch/atomic"}}, func(p *P) {
+		{Info{"watch/txn-one-response", "the events of one txn are split over several watch responses", []string{watch.NameAtomic}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, nil)
@@ -156,7 +157,7 @@ func watchProbes() []EtcdProbe {
 				p.Expect(e.Kv.ModRevision).To(Equal(p.Rev(1)))
 			}
 		}},
-		{Info{"watch/delete-range-one-response", "the DELETE events of one range delete are split over several watch responses", []string{"watch/atomic"}}, func(p *P) {
+		{Info{"watch/delete-range-one-response", "the DELETE events of one range delete are split over several watch responses", []string{watch.NameAtomic}}, func(p *P) {
 			p.Put("a1", "1")
 			p.Put("a2", "1")
 			s := p.Stream()
@@ -168,7 +169,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(r.Events).To(HaveLen(2))
 			p.Expect(r.Events[0].Kv.ModRevision).To(Equal(p.Rev(3)))
 		}},
-		{Info{"watch/is-create", "a watch event for a new key does not say it is a create (create_revision = mod_revision, version 1)", []string{"watch/is-create"}}, func(p *P) {
+		{Info{"watch/is-create", "a watch event for a new key does not say it is a create (create_revision = mod_revision, version 1)", []string{watch.NameIsCreate}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, nil)
@@ -180,7 +181,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(evs[1].Kv.CreateRevision).To(Equal(p.Rev(1)))
 			p.Expect(evs[1].Kv.Version).To(Equal(int64(2)))
 		}},
-		{Info{"watch/delete-event", "a DELETE event does not carry the deletion's revision, or carries a value", []string{"watch/reliable"}}, func(p *P) {
+		{Info{"watch/delete-event", "a DELETE event does not carry the deletion's revision, or carries a value", []string{watch.NameReliable}}, func(p *P) {
 			p.Put("a", "1")
 			s := p.Stream()
 			defer s.Close()
@@ -192,7 +193,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(evs[0].Kv.ModRevision).To(Equal(p.Rev(2)))
 			p.Expect(evs[0].Kv.Value).To(BeEmpty())
 		}},
-		{Info{"watch/response-header", "a watch response's header revision is below the revision of the events it carries", []string{"watch/bookmarkable"}}, func(p *P) {
+		{Info{"watch/response-header", "a watch response's header revision is below the revision of the events it carries", []string{watch.NameBookmarkable}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, nil)
@@ -200,7 +201,7 @@ func watchProbes() []EtcdProbe {
 			_, rs := s.Events(1)
 			p.Expect(rs[len(rs)-1].Header.Revision).To(BeNumerically(">=", p.Rev(1)))
 		}},
-		{Info{"watch/two-on-one-stream", "two watches on one stream do not get distinct ids, or get each other's events", []string{"watch/filter"}}, func(p *P) {
+		{Info{"watch/two-on-one-stream", "two watches on one stream do not get distinct ids, or get each other's events", []string{watch.NameFilter}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			w1 := s.Create(&pb.WatchCreateRequest{Key: []byte(p.K("a"))})
@@ -214,7 +215,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(r2.WatchId).To(Equal(w1.WatchId))
 			p.Expect(p.KeysOf(r2.Events)).To(Equal([]string{"a"}))
 		}},
-		{Info{"watch/cancel-by-id", "canceling one watch by id is not acknowledged, or cancels the other watches of the stream", []string{"watch/cancel-reason"}}, func(p *P) {
+		{Info{"watch/cancel-by-id", "canceling one watch by id is not acknowledged, or cancels the other watches of the stream", []string{watch.NameCancelReason}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			w1 := s.Create(&pb.WatchCreateRequest{Key: []byte(p.K("a"))})
@@ -229,7 +230,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(r.WatchId).To(Equal(w2.WatchId))
 			p.Expect(p.KeysOf(r.Events)).To(Equal([]string{"b"}))
 		}},
-		{Info{"watch/progress-request", "a progress request is not answered with a progress notification at the store's revision", []string{"watch/bookmarkable", "watch/liveness"}}, func(p *P) {
+		{Info{"watch/progress-request", "a progress request is not answered with a progress notification at the store's revision", []string{watch.NameBookmarkable, watch.NameLiveness}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, nil)
@@ -240,7 +241,7 @@ func watchProbes() []EtcdProbe {
 			p.Expect(r.Events).To(BeEmpty())
 			p.Expect(r.Header.Revision).To(Equal(p.Rev(1)))
 		}},
-		{Info{"watch/progress-then-no-older-event", "an event at or below a progress notification's revision arrives after it", []string{"watch/bookmarkable"}}, func(p *P) {
+		{Info{"watch/progress-then-no-older-event", "an event at or below a progress notification's revision arrives after it", []string{watch.NameBookmarkable}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			watchPrefix(p, s, nil)
@@ -254,13 +255,13 @@ func watchProbes() []EtcdProbe {
 			evs, _ := s.Events(1)
 			p.Expect(evs[0].Kv.ModRevision).To(BeNumerically(">", prog.Header.Revision))
 		}},
-		{Info{"watch/progress-notify-option", "a watch created with progress_notify is refused", []string{"watch/liveness"}}, func(p *P) {
+		{Info{"watch/progress-notify-option", "a watch created with progress_notify is refused", []string{watch.NameLiveness}}, func(p *P) {
 			s := p.Stream()
 			defer s.Close()
 			r := watchPrefix(p, s, func(r *pb.WatchCreateRequest) { r.ProgressNotify = true })
 			p.Expect(r.Canceled).To(BeFalse())
 		}},
-		{Info{"watch/fragment", "a watch with fragment=true gets one response over the size limit unfragmented, or loses events when fragmenting", []string{"watch/atomic", "watch/reliable"}}, func(p *P) {
+		{Info{"watch/fragment", "a watch with fragment=true gets one response over the size limit unfragmented, or loses events when fragmenting", []string{watch.NameAtomic, watch.NameReliable}}, func(p *P) {
 			big := strings.Repeat("v", 200*1024)
 			keys := []string{"f01", "f02", "f03", "f04", "f05", "f06", "f07", "f08", "f09", "f10", "f11", "f12"}
 			for _, k := range keys {
@@ -280,7 +281,7 @@ func watchProbes() []EtcdProbe {
 				p.Expect(e.Kv.ModRevision).To(Equal(p.Rev(int64(len(keys) + 1))))
 			}
 		}},
-		{Info{"watch/compacted-start-cancel", "a watch started below the compact revision is silently started later instead of canceled", []string{"watch/resumable", "watch/cancel-reason"}}, func(p *P) {
+		{Info{"watch/compacted-start-cancel", "a watch started below the compact revision is silently started later instead of canceled", []string{watch.NameResumable, watch.NameCancelReason}}, func(p *P) {
 			p.Put("a", "1")
 			p.Put("a", "2")
 			p.Put("a", "3")

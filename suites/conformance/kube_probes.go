@@ -7,6 +7,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/vigil-suite/vigil/checkers/kube"
 )
 
 // KubeProbes lists every Kubernetes-API probe behaviour, in the order they
@@ -35,7 +36,7 @@ var (
 func kubeGetProbes() []KubeProbe {
 	return []KubeProbe{
 		kp("kube-get/rv-unset", "a get without resourceVersion does not return the object as last written",
-			[]string{"kube/linearizable", "kube/consistent-read"}, func(k *K) {
+			[]string{kube.NameLinearizable, kube.NameConsistentRead}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				u := k.Update("a", "v2", c.RV(), nil)
 				g := k.Get("a", nil)
@@ -45,7 +46,7 @@ func kubeGetProbes() []KubeProbe {
 				k.Expect(g.Metadata.UID).To(Equal(c.Metadata.UID), "the uid stays the create's")
 			}),
 		kp("kube-get/rv-not-older-than", "a get with resourceVersion returns an object older than that version",
-			[]string{"kube/stale-read-bound"}, func(k *K) {
+			[]string{kube.NameStaleReadBound}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				u := k.Update("a", "v2", c.RV(), nil)
 				g := k.Get("a", Q("resourceVersion", u.RV()))
@@ -61,7 +62,7 @@ func kubeGetProbes() []KubeProbe {
 				k.Expect(g.Reason).To(Equal("NotFound"))
 			}),
 		kp("kube-get/after-delete", "a get after an acknowledged delete still returns the object",
-			[]string{"kube/linearizable"}, func(k *K) {
+			[]string{kube.NameLinearizable}, func(k *K) {
 				k.Create("a", "v1", nil)
 				d := k.Delete("a", nil)
 				k.Expect(d.Code).To(Equal(http.StatusOK))
@@ -81,7 +82,7 @@ func kubeGetProbes() []KubeProbe {
 func kubeListProbes() []KubeProbe {
 	return []KubeProbe{
 		kp("kube-list/rv-unset", "a list without resourceVersion misses an acknowledged write or reports an older list resourceVersion",
-			[]string{"kube/consistent-read", "kube/linearizable"}, func(k *K) {
+			[]string{kube.NameConsistentRead, kube.NameLinearizable}, func(k *K) {
 				k.Create("a", "v1", nil)
 				b := k.Create("b", "v1", nil)
 				l := k.List(nil)
@@ -90,7 +91,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(k.RVNum(l.RV())).To(BeNumerically(">=", k.RVNum(b.RV())), "the list's resourceVersion is not older than the last write")
 			}),
 		kp("kube-list/rv-zero", "a list with resourceVersion=0 returns items newer than its own resourceVersion",
-			[]string{"kube/rv-order"}, func(k *K) {
+			[]string{kube.NameRVOrder}, func(k *K) {
 				k.Create("a", "v1", nil)
 				l := k.List(Q("resourceVersion", "0"))
 				k.Expect(l.Code).To(Equal(http.StatusOK))
@@ -99,7 +100,7 @@ func kubeListProbes() []KubeProbe {
 				}
 			}),
 		kp("kube-list/not-older-than", "a list with resourceVersionMatch=NotOlderThan returns a state older than asked",
-			[]string{"kube/list-not-older-than"}, func(k *K) {
+			[]string{kube.NameListNotOlderThan}, func(k *K) {
 				k.Create("a", "v1", nil)
 				b := k.Create("b", "v1", nil)
 				l := k.List(Q("resourceVersion", b.RV(), "resourceVersionMatch", "NotOlderThan"))
@@ -108,7 +109,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(l.Names()).To(Equal([]string{"a", "b"}))
 			}),
 		kp("kube-list/exact", "a list with resourceVersionMatch=Exact does not return the state at exactly that resourceVersion",
-			[]string{"kube/list-exact"}, func(k *K) {
+			[]string{kube.NameListExact}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				k.Update("a", "v2", a.RV(), nil)
 				k.Create("b", "v1", nil)
@@ -119,19 +120,19 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(l.Items[0].Value()).To(Equal("v1"), "a as it was then")
 			}),
 		kp("kube-list/exact-needs-rv", "resourceVersionMatch=Exact without a resourceVersion is accepted instead of refused as invalid",
-			[]string{"kube/list-exact"}, func(k *K) {
+			[]string{kube.NameListExact}, func(k *K) {
 				l := k.List(Q("resourceVersionMatch", "Exact"))
 				k.Expect(l.Code).To(Equal(http.StatusUnprocessableEntity), "%s", l.Message)
 				k.Expect(l.Reason).To(Equal("Invalid"))
 			}),
 		kp("kube-list/exact-zero-invalid", "resourceVersionMatch=Exact with resourceVersion=0 is accepted instead of refused as invalid",
-			[]string{"kube/list-exact"}, func(k *K) {
+			[]string{kube.NameListExact}, func(k *K) {
 				l := k.List(Q("resourceVersion", "0", "resourceVersionMatch", "Exact"))
 				k.Expect(l.Code).To(Equal(http.StatusUnprocessableEntity), "%s", l.Message)
 				k.Expect(l.Reason).To(Equal("Invalid"))
 			}),
 		kp("kube-list/paging", "a paginated list does not return every object exactly once, at one resourceVersion, with a correct remaining count",
-			[]string{"kube/pagination"}, func(k *K) {
+			[]string{kube.NamePagination}, func(k *K) {
 				for _, n := range []string{"a", "b", "c", "d", "e"} {
 					k.Create(n, "v1", nil)
 				}
@@ -150,7 +151,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(p3.RV()).To(Equal(p1.RV()))
 			}),
 		kp("kube-list/paging-snapshot", "the later pages of a paginated list show writes made after its first page",
-			[]string{"kube/pagination"}, func(k *K) {
+			[]string{kube.NamePagination}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				k.Create("b", "v1", nil)
 				c := k.Create("c", "v1", nil)
@@ -165,7 +166,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(p2.Items[1].Value()).To(Equal("v1"), "c as of the first page")
 			}),
 		kp("kube-list/limit-covers-all", "a list whose limit covers every object still sends a continue token or remaining count",
-			[]string{"kube/pagination"}, func(k *K) {
+			[]string{kube.NamePagination}, func(k *K) {
 				k.Create("a", "v1", nil)
 				k.Create("b", "v1", nil)
 				l := k.List(Q("limit", "5"))
@@ -174,7 +175,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(l.Metadata.RemainingItemCount).To(BeNil())
 			}),
 		kp("kube-list/continue-expired", "a continue token of a compacted resourceVersion neither goes on at its snapshot nor is refused with 410 Expired and an inconsistent-continue token",
-			[]string{"kube/continue-expired", "kube/pagination"}, func(k *K) {
+			[]string{kube.NameContinueExpired, kube.NamePagination}, func(k *K) {
 				k.Create("a", "v1", nil)
 				b := k.Create("b", "v1", nil)
 				k.Create("c", "v1", nil)
@@ -204,7 +205,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(p3.Items[0].Value()).To(Equal("v2"))
 			}),
 		kp("kube-list/label-selector", "a list with a label selector returns objects that do not match it",
-			[]string{"kube/watch-selector"}, func(k *K) {
+			[]string{kube.NameWatchSelector}, func(k *K) {
 				k.Create("a", "v1", labelsX)
 				k.Create("b", "v1", labelsY)
 				k.Create("c", "v1", nil)
@@ -224,7 +225,7 @@ func kubeListProbes() []KubeProbe {
 				k.Expect(l.Names()).To(Equal([]string{"b"}))
 			}),
 		kp("kube-list/future-rv", "a list at a resourceVersion the server has not reached does not answer 504 with ResourceVersionTooLarge",
-			[]string{"kube/future-rv"}, func(k *K) {
+			[]string{kube.NameFutureRV}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				future := k.RVNum(a.RV()) + 1000000
 				l := k.List(Q("resourceVersion", itoa(future), "resourceVersionMatch", "NotOlderThan"))
@@ -238,7 +239,7 @@ func kubeListProbes() []KubeProbe {
 func kubeWriteProbes() []KubeProbe {
 	return []KubeProbe{
 		kp("kube-write/create-exists", "a create of an existing name is not refused with 409 AlreadyExists",
-			[]string{"kube/optimistic-concurrency"}, func(k *K) {
+			[]string{kube.NameOptimisticConcurrency}, func(k *K) {
 				k.Create("a", "v1", nil)
 				r := k.Call("CREATE", http.MethodPost, "", nil, k.Obj("a", "v2", "", nil))
 				k.Expect(r.Code).To(Equal(http.StatusConflict))
@@ -246,7 +247,7 @@ func kubeWriteProbes() []KubeProbe {
 				k.Expect(k.Get("a", nil).Value()).To(Equal("v1"), "the object is unchanged")
 			}),
 		kp("kube-write/update-stale-rv", "an update with a stale resourceVersion is not refused with 409 Conflict",
-			[]string{"kube/optimistic-concurrency"}, func(k *K) {
+			[]string{kube.NameOptimisticConcurrency}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				k.Update("a", "v2", c.RV(), nil)
 				r := k.Call("UPDATE", http.MethodPut, "a", nil, k.Obj("a", "v3", c.RV(), nil))
@@ -260,7 +261,7 @@ func kubeWriteProbes() []KubeProbe {
 				k.Expect(r.Code).To(Equal(http.StatusNotFound))
 			}),
 		kp("kube-write/update-unconditional", "an update without resourceVersion is not handled as the resource's strategy says",
-			[]string{"kube/optimistic-concurrency"}, func(k *K) {
+			[]string{kube.NameOptimisticConcurrency}, func(k *K) {
 				k.Create("a", "v1", nil)
 				r := k.Call("UPDATE", http.MethodPut, "a", nil, k.Obj("a", "v2", "", nil))
 				if k.Custom {
@@ -274,13 +275,13 @@ func kubeWriteProbes() []KubeProbe {
 				k.Expect(k.Get("a", nil).Value()).To(Equal("v2"))
 			}),
 		kp("kube-write/noop-update", "an update that changes nothing changes the resourceVersion",
-			[]string{"kube/rv-order"}, func(k *K) {
+			[]string{kube.NameRVOrder}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				u := k.Update("a", "v1", c.RV(), nil)
 				k.Expect(u.RV()).To(Equal(c.RV()), "no change, no new version")
 			}),
 		kp("kube-write/delete-precondition-rv", "a delete with a stale resourceVersion precondition is not refused with 409 Conflict",
-			[]string{"kube/optimistic-concurrency"}, func(k *K) {
+			[]string{kube.NameOptimisticConcurrency}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				u := k.Update("a", "v2", c.RV(), nil)
 				d := k.Delete("a", map[string]any{"preconditions": map[string]any{"resourceVersion": c.RV()}})
@@ -291,7 +292,7 @@ func kubeWriteProbes() []KubeProbe {
 				k.Expect(k.Get("a", nil).Code).To(Equal(http.StatusNotFound))
 			}),
 		kp("kube-write/delete-precondition-uid", "a delete with another object's uid as precondition is not refused with 409 Conflict",
-			[]string{"kube/optimistic-concurrency"}, func(k *K) {
+			[]string{kube.NameOptimisticConcurrency}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				k.Expect(k.Delete("a", nil).Code).To(Equal(http.StatusOK))
 				k.Create("a", "v2", nil)
@@ -306,7 +307,7 @@ func kubeWriteProbes() []KubeProbe {
 				k.Expect(d.Reason).To(Equal("NotFound"))
 			}),
 		kp("kube-write/recreate", "an object deleted and created again keeps its old uid or resourceVersion",
-			[]string{"kube/rv-order"}, func(k *K) {
+			[]string{kube.NameRVOrder}, func(k *K) {
 				c := k.Create("a", "v1", nil)
 				k.Expect(k.Delete("a", nil).Code).To(Equal(http.StatusOK))
 				r := k.Create("a", "v2", nil)
@@ -320,7 +321,7 @@ func kubeWriteProbes() []KubeProbe {
 				k.Expect(r.Reason).To(Equal("Invalid"))
 			}),
 		kp("kube-write/rv-order", "resourceVersions of successive writes do not increase",
-			[]string{"kube/rv-order"}, func(k *K) {
+			[]string{kube.NameRVOrder}, func(k *K) {
 				last := int64(0)
 				for _, n := range []string{"a", "b", "c"} {
 					o := k.Create(n, "v1", nil)
@@ -334,7 +335,7 @@ func kubeWriteProbes() []KubeProbe {
 func kubeWatchProbes() []KubeProbe {
 	return []KubeProbe{
 		kp("kube-watch/from-rv", "a watch from a resourceVersion does not deliver exactly the changes after it",
-			[]string{"kube/watch-from-rv"}, func(k *K) {
+			[]string{kube.NameWatchFromRV}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				u := k.Update("a", "v2", a.RV(), nil)
 				w := k.Watch(Q("resourceVersion", a.RV()))
@@ -348,7 +349,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/rv-unset", "a watch without resourceVersion does not start with the current objects as ADDED and then the changes",
-			[]string{"kube/watch-initial-state"}, func(k *K) {
+			[]string{kube.NameWatchInitialState}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				u := k.Update("a", "v2", a.RV(), nil)
 				w := k.Watch(nil)
@@ -360,7 +361,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/rv-zero", "a watch from resourceVersion 0 does not start with the objects as ADDED",
-			[]string{"kube/watch-initial-state"}, func(k *K) {
+			[]string{kube.NameWatchInitialState}, func(k *K) {
 				k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", "0"))
 				defer w.Close()
@@ -368,7 +369,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/deleted-rv", "a DELETED event does not carry the deletion's resourceVersion and the object's last state",
-			[]string{"kube/watch-deleted-rv"}, func(k *K) {
+			[]string{kube.NameWatchDeletedRV}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV()))
 				defer w.Close()
@@ -380,7 +381,7 @@ func kubeWatchProbes() []KubeProbe {
 				k.Expect(k.RVNum(f.Object.RV())).To(BeNumerically(">", k.RVNum(ev.Object.RV())))
 			}),
 		kp("kube-watch/ordered", "a watch delivers events out of resourceVersion order or not exactly the writes made",
-			[]string{"kube/watch-ordered", "kube/watch-agreement"}, func(k *K) {
+			[]string{kube.NameWatchOrdered, kube.NameWatchAgreement}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV()))
 				defer w.Close()
@@ -397,7 +398,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/label-selector", "a label-selector watch does not turn an object entering and leaving the selection into ADDED and DELETED",
-			[]string{"kube/watch-selector"}, func(k *K) {
+			[]string{kube.NameWatchSelector}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV(), "labelSelector", "app=x"))
 				defer w.Close()
@@ -417,7 +418,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Expect("ADDED", "fence2")
 			}),
 		kp("kube-watch/field-selector", "a metadata.name field-selector watch delivers events of other objects",
-			[]string{"kube/watch-selector"}, func(k *K) {
+			[]string{kube.NameWatchSelector}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV(), "fieldSelector", "metadata.name=b"))
 				defer w.Close()
@@ -430,7 +431,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Expect("MODIFIED", "b")
 			}),
 		kp("kube-watch/resume", "a watch resumed from the last event's resourceVersion repeats or misses events",
-			[]string{"kube/watch-resume"}, func(k *K) {
+			[]string{kube.NameWatchResume}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV()))
 				u := k.Update("a", "v2", a.RV(), nil)
@@ -444,7 +445,7 @@ func kubeWatchProbes() []KubeProbe {
 				w2.Fence("fence")
 			}),
 		kp("kube-watch/recreate", "a watch does not show a delete and a re-create of one name as DELETED then ADDED with a new uid",
-			[]string{"kube/watch-agreement"}, func(k *K) {
+			[]string{kube.NameWatchAgreement}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV()))
 				defer w.Close()
@@ -456,7 +457,7 @@ func kubeWatchProbes() []KubeProbe {
 				k.Expect(ev.Object.Metadata.UID).NotTo(Equal(a.Metadata.UID))
 			}),
 		kp("kube-watch/too-old", "a watch from a resourceVersion older than the server keeps is neither refused with 410 Expired nor given exactly the later changes",
-			[]string{"kube/watch-expired", "kube/watch-from-rv"}, func(k *K) {
+			[]string{kube.NameWatchExpired, kube.NameWatchFromRV}, func(k *K) {
 				k.Create("a", "v1", nil)
 				k.Compact("")
 				// Revision 1 is the empty store etcd starts with, older than
@@ -474,7 +475,7 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/compaction-edge", "a watch from the resourceVersion just below the storage's compaction neither delivers the next change nor is refused with 410 Expired",
-			[]string{"kube/watch-expired", "kube/watch-from-rv"}, func(k *K) {
+			[]string{kube.NameWatchExpired, kube.NameWatchFromRV}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				u := k.Update("a", "v2", a.RV(), nil)
 				// Compacted at the update: a's first version is gone, the
@@ -494,14 +495,14 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/timeout", "a watch with timeoutSeconds is not ended cleanly by the server near that time",
-			[]string{"kube/watch-timeout"}, func(k *K) {
+			[]string{kube.NameWatchTimeout}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV(), "timeoutSeconds", "1"))
 				defer w.Close()
 				w.Ends(6 * time.Second) // the 1 s asked, and room for a loaded machine
 			}),
 		kp("kube-watch/bookmarks", "a BOOKMARK carries a resourceVersion older than an event already delivered or is followed by an event not newer than it",
-			[]string{"kube/bookmarks"}, func(k *K) {
+			[]string{kube.NameBookmarks}, func(k *K) {
 				a := k.Create("a", "v1", nil)
 				w := k.Watch(Q("resourceVersion", a.RV(), "allowWatchBookmarks", "true", "timeoutSeconds", "3"))
 				defer w.Close()
@@ -523,7 +524,7 @@ func kubeWatchProbes() []KubeProbe {
 				}
 			}),
 		kp("kube-watch/initial-events", "a watch with sendInitialEvents does not send the objects, then a BOOKMARK marked initial-events-end, then the changes",
-			[]string{"kube/watchlist-initial-events"}, func(k *K) {
+			[]string{kube.NameWatchlistInitial}, func(k *K) {
 				k.Create("a", "v1", nil)
 				b := k.Create("b", "v1", nil)
 				w := k.Watch(Q("sendInitialEvents", "true", "resourceVersionMatch", "NotOlderThan", "allowWatchBookmarks", "true"))
@@ -555,11 +556,11 @@ func kubeWatchProbes() []KubeProbe {
 				w.Fence("fence")
 			}),
 		kp("kube-watch/rvmatch-needs-initial-events", "a watch with resourceVersionMatch but without sendInitialEvents is accepted instead of refused as invalid",
-			[]string{"kube/watchlist-validation"}, func(k *K) {
+			[]string{kube.NameWatchlistValidation}, func(k *K) {
 				expectWatchInvalid(k, Q("resourceVersionMatch", "NotOlderThan"))
 			}),
 		kp("kube-watch/initial-events-needs-not-older-than", "a watch with sendInitialEvents and resourceVersionMatch=Exact is accepted instead of refused as invalid",
-			[]string{"kube/watchlist-validation"}, func(k *K) {
+			[]string{kube.NameWatchlistValidation}, func(k *K) {
 				expectWatchInvalid(k, Q("sendInitialEvents", "true", "resourceVersionMatch", "Exact", "resourceVersion", "1", "allowWatchBookmarks", "true"))
 			}),
 	}
