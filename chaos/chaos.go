@@ -224,6 +224,22 @@ func Lookup(name string) (Injector, bool) {
 }
 
 // ParseList checks a comma-separated list of fault names.
+// UnknownFault is ParseList's error for a name no injector has.
+type UnknownFault struct{ Name string }
+
+func (e *UnknownFault) Error() string {
+	return fmt.Sprintf("unknown fault %q (vigil faults lists them all)", e.Name)
+}
+
+// Names lists every injector's name.
+func Names() []string {
+	var out []string
+	for _, i := range All() {
+		out = append(out, i.Name())
+	}
+	return out
+}
+
 func ParseList(list string) ([]string, error) {
 	var names []string
 	for _, n := range strings.Split(list, ",") {
@@ -232,11 +248,7 @@ func ParseList(list string) ([]string, error) {
 			continue
 		}
 		if _, ok := Lookup(n); !ok {
-			var known []string
-			for _, i := range All() {
-				known = append(known, i.Name())
-			}
-			return nil, fmt.Errorf("unknown fault %q; known: %s (see vigil faults)", n, strings.Join(known, ", "))
+			return nil, &UnknownFault{Name: n}
 		}
 		names = append(names, n)
 	}

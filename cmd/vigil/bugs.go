@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,44 +17,30 @@ import (
 	"github.com/vigil-suite/vigil/suites/bugs"
 )
 
-// cmdBugs is `vigil bugs list` and `vigil bugs run [NUMBER...] [flags]`.
-func cmdBugs(args []string) (int, error) {
-	if len(args) == 0 {
-		return exitSetup, usageError("vigil bugs needs a subcommand: list, or run [NUMBER...]")
+// listBugs is `vigil bugs list`: the catalogue, then each bug's recipe.
+func listBugs() {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BUG\tAFFECTED\tFIXED\tCHECKS\tTITLE")
+	for _, b := range bugs.Catalogue() {
+		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\n", b.Number, b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title)
 	}
-	switch args[0] {
-	case "list":
-		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "BUG\tAFFECTED\tFIXED\tCHECKS\tTITLE")
-		for _, b := range bugs.Catalogue() {
-			fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\n", b.Number, b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title)
-		}
-		tw.Flush()
-		fmt.Println()
-		for _, b := range bugs.Catalogue() {
-			fmt.Printf("#%d recipe: %s\n", b.Number, b.Recipe.Summary())
-		}
-		return exitPass, nil
-	case "run":
-		return cmdBugsRun(args[1:])
+	tw.Flush()
+	fmt.Println()
+	for _, b := range bugs.Catalogue() {
+		fmt.Printf("#%d recipe: %s\n", b.Number, b.Recipe.Summary())
 	}
-	return exitSetup, usageError("unknown vigil bugs subcommand %q: list or run", args[0])
 }
 
-func cmdBugsRun(args []string) (int, error) {
-	fs := flag.NewFlagSet("vigil bugs run", flag.ContinueOnError)
+// cmdBugsRun is `vigil bugs run [NUMBER...]`.
+func cmdBugsRun(fs *flag.FlagSet) action {
 	attempts := fs.Int("attempts", 0, "attempts per release (0: each recipe's own budget)")
 	which := fs.String("version", bugs.Both, "which releases: affected, fixed or both")
 	out := fs.String("out", "", "output dir (default runs/bugs-<timestamp>)")
 	seed := fs.Int64("seed", 1, "seed of the first attempt; attempt n uses seed+n-1")
-	// Numbers and flags may come in any order.
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return exitPass, nil
-		}
-		return exitSetup, usageError("%v", err)
-	}
+	return func(pos []string) (int, error) { return runBugs(pos, *attempts, *which, *out, *seed) }
+}
+
+func runBugs(pos []string, attempts int, which, out string, seed int64) (int, error) {
 	var numbers []int
 	for _, a := range pos {
 		n, err := strconv.Atoi(strings.TrimPrefix(a, "#"))
@@ -63,12 +49,12 @@ func cmdBugsRun(args []string) (int, error) {
 		}
 		numbers = append(numbers, n)
 	}
-	switch *which {
+	switch which {
 	case bugs.Affected, bugs.Fixed, bugs.Both:
 	default:
-		return exitSetup, usageError("--version must be affected, fixed or both, not %q", *which)
+		return exitSetup, usageError("--version must be affected, fixed or both, not %q", which)
 	}
-	if *attempts < 0 {
+	if attempts < 0 {
 		return exitSetup, usageError("--attempts must not be negative")
 	}
 	selected := bugs.Catalogue()
@@ -82,20 +68,20 @@ func cmdBugsRun(args []string) (int, error) {
 			selected = append(selected, b)
 		}
 	}
-	ctx, done, err := startOutput(out, "bugs")
+	ctx, done, err := startOutput(&out, "bugs")
 	if err != nil {
 		return exitSetup, err
 	}
 	defer done()
-	fmt.Fprintf(os.Stderr, "vigil %s: %d bug(s), %s release(s), output in %s\n", version, len(selected), *which, *out)
-	r := bugs.NewRunner(bugs.Options{Out: *out, Which: *which, Attempts: *attempts, Seed: *seed, Vigil: version, Progress: os.Stderr})
+	fmt.Fprintf(os.Stderr, "vigil %s: %d bug(s), %s release(s), output in %s\n", version, len(selected), which, out)
+	r := bugs.NewRunner(bugs.Options{Out: out, Which: which, Attempts: attempts, Seed: seed, Vigil: version, Progress: os.Stderr})
 	rows := r.Run(ctx, selected)
-	if err := bugs.Write(*out, rows); err != nil {
+	if err := bugs.Write(out, rows); err != nil {
 		return exitSetup, err
 	}
 	fmt.Println()
 	bugs.Table(os.Stdout, rows)
-	fmt.Printf("matrix in %s (matrix.json, junit.xml; one run dir per attempt)\n", *out)
+	fmt.Printf("matrix in %s (matrix.json, junit.xml; one run dir per attempt)\n", out)
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "vigil: interrupted; the rows above are those finished")
 		return exitSetup, nil

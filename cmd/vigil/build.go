@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,45 +12,41 @@ import (
 )
 
 // cmdBuild builds and caches a binary, printing its path.
-func cmdBuild(args []string) error {
-	fset := flag.NewFlagSet("vigil build", flag.ContinueOnError)
-	failpoints := fset.Bool("failpoints", false, "build with gofail failpoints")
-	// Accept the flag after the positional arguments too, as the usage shows it.
-	var pos []string
-	for _, a := range args {
-		if a == "--failpoints" || a == "-failpoints" {
-			*failpoints = true
-		} else {
-			pos = append(pos, a)
-		}
-	}
-	if err := fset.Parse(pos); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usageError("%v", err)
-	}
-	if fset.NArg() < 1 || fset.NArg() > 2 {
+func cmdBuild(fset *flag.FlagSet) action {
+	failpoints := fset.Bool("failpoints", false, "build with gofail failpoints (etcd only)")
+	return func(args []string) (int, error) { return exitCodeOf(build(args, *failpoints)) }
+}
+
+func build(args []string, failpoints bool) error {
+	if len(args) < 1 || len(args) > 2 {
 		return usageError("usage: vigil build etcd|kube-apiserver [VERSION] [--failpoints]")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var path string
 	var err error
-	switch fset.Arg(0) {
+	switch args[0] {
 	case "etcd":
-		path, err = binaries.Etcd(ctx, binaries.Options{Version: fset.Arg(1), Failpoints: *failpoints, Progress: os.Stderr})
+		path, err = binaries.Etcd(ctx, binaries.Options{Version: arg(args, 1), Failpoints: failpoints, Progress: os.Stderr})
 	case "kube-apiserver":
-		if *failpoints {
+		if failpoints {
 			return usageError("--failpoints applies to etcd builds only")
 		}
-		path, err = binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: fset.Arg(1), Progress: os.Stderr})
+		path, err = binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: arg(args, 1), Progress: os.Stderr})
 	default:
-		return usageError("vigil build %q: want etcd or kube-apiserver", fset.Arg(0))
+		return usageError("vigil build %q: want etcd or kube-apiserver", args[0])
 	}
 	if err != nil {
 		return err
 	}
 	fmt.Println(path)
 	return nil
+}
+
+// arg is args[i], or "" when there is none.
+func arg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
 }

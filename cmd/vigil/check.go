@@ -2,8 +2,8 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,21 +17,18 @@ import (
 
 // cmdCheck re-runs the checkers on a saved run, offline. It writes its
 // verdicts to DIR/check/ so the original result stays as it was.
-func cmdCheck(args []string) (int, error) {
-	fset := flag.NewFlagSet("vigil check", flag.ContinueOnError)
+func cmdCheck(fset *flag.FlagSet) action {
 	linTimeout := fset.Duration("check-timeout", check.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search")
 	maxUnavailable := fset.Duration("max-unavailable", check.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
-	pos, err := parseInterspersed(fset, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return exitPass, nil
+	return func(pos []string) (int, error) {
+		if len(pos) != 1 {
+			return exitSetup, usageError("vigil check takes one argument: the output dir of a run (or its history.jsonl)")
 		}
-		return exitSetup, usageError("%v", err)
+		return checkSaved(pos[0], *linTimeout, *maxUnavailable)
 	}
-	if len(pos) != 1 {
-		return exitSetup, usageError("vigil check takes one argument: the output dir of a run (or its history.jsonl)")
-	}
-	path := pos[0]
+}
+
+func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, history.FileName)
 	}
@@ -43,7 +40,7 @@ func cmdCheck(args []string) (int, error) {
 		return exitSetup, fmt.Errorf("cannot check: %w", err)
 	}
 	cfg := check.DefaultConfig()
-	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = *linTimeout, *maxUnavailable
+	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = linTimeout, maxUnavailable
 	results := suites.Check(h, cfg)
 	r := reports.Summarize(h, results, historySpan(h).Seconds())
 	out := filepath.Join(filepath.Dir(path), "check")

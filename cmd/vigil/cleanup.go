@@ -1,8 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/chaos"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
@@ -15,16 +15,12 @@ import (
 // registry of runs whose vigil is gone and kills their members. With
 // arguments, it cleans those output dirs instead. Docker runs are found
 // by their labels; --images also removes vigil's cached Docker images.
-func cmdCleanup(args []string) error {
-	fs := flag.NewFlagSet("vigil cleanup", flag.ContinueOnError)
+func cmdCleanup(fs *flag.FlagSet) action {
 	images := fs.Bool("images", false, "also remove the Docker images vigil built (they are rebuilt when needed)")
-	dirs, err := parseInterspersed(fs, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usageError("%v", err)
-	}
+	return func(dirs []string) (int, error) { return exitCodeOf(cleanup(dirs, *images)) }
+}
+
+func cleanup(dirs []string, images bool) error {
 	var entries []runs.Entry
 	if len(dirs) == 0 {
 		all, err := runs.Entries()
@@ -72,7 +68,7 @@ func cmdCleanup(args []string) error {
 		total++
 	}
 	// Containers and networks of docker runs whose vigil is gone, by label.
-	n, err := cleanupDocker(*images)
+	n, err := cleanupDocker(images)
 	total += n
 	if err != nil {
 		return err

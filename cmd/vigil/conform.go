@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,8 +19,7 @@ import (
 
 // cmdConform is `vigil conform`: the deterministic probes against a
 // target, compared with a reference server vigil starts itself.
-func cmdConform(args []string) (int, error) {
-	fs := flag.NewFlagSet("vigil conform", flag.ContinueOnError)
+func cmdConform(fs *flag.FlagSet) action {
 	family := fs.String("target", "etcd", "API family: etcd or kube")
 	endpoints := fs.String("endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
 	var kn kineFlags
@@ -39,134 +38,127 @@ func cmdConform(args []string) (int, error) {
 	fs.StringVar(&k.version, "kube-version", binaries.DefaultKubeVersion, "--target kube: Kubernetes version whose kube-apiserver vigil starts when no --server is given")
 	fs.BoolVar(&k.watchCache, "watch-cache", true, "--target kube: run the kube-apiserver vigil starts (target and reference) with its watch cache")
 	fs.StringVar(&k.resources, "resource", "all", "--target kube: configmaps, crd (vigilobjects.vigil.dev) or all")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+	return func([]string) (int, error) {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		var probes []conformance.Info
+		switch *family {
+		case "etcd":
+			for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
+				if set[f] {
+					return exitSetup, usageError("--%s goes with --target kube", f)
+				}
+			}
+			switch {
+			case *fixture != "process" && *fixture != "kine" && *fixture != "command":
+				return exitSetup, usageError("--fixture %q: want process (etcd), kine or command", *fixture)
+			case *fixture != "process" && *endpoints != "":
+				return exitSetup, usageError("--fixture %s starts a server to probe; --endpoints probes a server you run: give one of them", *fixture)
+			case (*fixture == "command") != (*commandLine != ""):
+				return exitSetup, usageError("--fixture command and --command go together")
+			case kn.check() != nil:
+				return exitSetup, kn.check()
+			case *limits != "" && *limits != "none" && *limits != "kine":
+				return exitSetup, usageError("--limitations %q: want none or kine", *limits)
+			case *fixture != "kine" && (set["kine-version"] || set["kine-binary"] || set["kine-backend"]):
+				return exitSetup, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+			}
+			for _, p := range conformance.EtcdProbes() {
+				probes = append(probes, p.Info)
+			}
+		case "kube":
+			if set["endpoints"] {
+				return exitSetup, usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+			}
+			if err := k.check(); err != nil {
+				return exitSetup, err
+			}
+			probes = conformance.KubeProbeInfos(k.res)
+		default:
+			return exitSetup, usageError("--target %q: etcd or kube", *family)
+		}
+		if *list {
+			for _, p := range probes {
+				fmt.Printf("%-50s %s\n", p.Name, p.Title)
+			}
 			return exitPass, nil
 		}
-		return exitSetup, usageError("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return exitSetup, usageError("vigil conform takes no arguments, got %q", fs.Args())
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var probes []conformance.Info
-	switch *family {
-	case "etcd":
-		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
-			if set[f] {
-				return exitSetup, usageError("--%s goes with --target kube", f)
+		var onlyList []string
+		for _, o := range strings.Split(*only, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				onlyList = append(onlyList, o)
 			}
 		}
-		switch {
-		case *fixture != "process" && *fixture != "kine" && *fixture != "command":
-			return exitSetup, usageError("--fixture %q: want process (etcd), kine or command", *fixture)
-		case *fixture != "process" && *endpoints != "":
-			return exitSetup, usageError("--fixture %s starts a server to probe; --endpoints probes a server you run: give one of them", *fixture)
-		case (*fixture == "command") != (*commandLine != ""):
-			return exitSetup, usageError("--fixture command and --command go together")
-		case kn.check() != nil:
-			return exitSetup, kn.check()
-		case *limits != "" && *limits != "none" && *limits != "kine":
-			return exitSetup, usageError("--limitations %q: want none or kine", *limits)
-		case *fixture != "kine" && (set["kine-version"] || set["kine-binary"] || set["kine-backend"]):
-			return exitSetup, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+		if *repro != "" {
+			onlyList, *reference = []string{*repro}, "none"
 		}
-		for _, p := range conformance.EtcdProbes() {
-			probes = append(probes, p.Info)
-		}
-	case "kube":
-		if set["endpoints"] {
-			return exitSetup, usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
-		}
-		if err := k.check(); err != nil {
+		if err := checkOnly(onlyList, probes); err != nil {
 			return exitSetup, err
 		}
-		probes = conformance.KubeProbeInfos(k.res)
-	default:
-		return exitSetup, usageError("--target %q: etcd or kube", *family)
-	}
-	if *list {
-		for _, p := range probes {
-			fmt.Printf("%-50s %s\n", p.Name, p.Title)
+		ctx, done, err := startOutput(out, "conform")
+		if err != nil {
+			return exitSetup, err
 		}
-		return exitPass, nil
-	}
-	var onlyList []string
-	for _, o := range strings.Split(*only, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			onlyList = append(onlyList, o)
-		}
-	}
-	if *repro != "" {
-		onlyList, *reference = []string{*repro}, "none"
-	}
-	if err := checkOnly(onlyList, probes); err != nil {
-		return exitSetup, err
-	}
-	ctx, done, err := startOutput(out, "conform")
-	if err != nil {
-		return exitSetup, err
-	}
-	defer done()
+		defer done()
 
-	var target probed
-	var startRef func() (probed, error)
-	if *family == "kube" {
-		target, startRef, err = k.servers(ctx, *out, *etcdVersion, *reference, onlyList)
-	} else {
-		start := func(dir string) ([]string, string, func(), error) {
-			eps, stop, err := startConformEtcd(ctx, *etcdVersion, dir)
-			return eps, "etcd " + *etcdVersion + " started by vigil", stop, err
-		}
-		if *fixture == "command" {
-			start = func(dir string) ([]string, string, func(), error) { return startConformCommand(ctx, *commandLine, dir) }
-		}
-		if *fixture == "kine" {
-			start = func(dir string) ([]string, string, func(), error) { return startConformKine(ctx, kn, dir) }
-			if *reference == "default" {
-				// kine's Status reports an etcd version it emulates; the
-				// reference is the etcd vigil tests by default instead.
-				*reference = binaries.DefaultEtcdVersion
-			}
-		}
-		target, startRef, err = etcdServers(ctx, *out, *endpoints, start, *reference, onlyList)
-	}
-	if err != nil {
-		return exitSetup, setupError(err)
-	}
-	results, refName, err := differential(ctx, target, startRef)
-	if err != nil {
-		return exitSetup, err
-	}
-	if *repro != "" {
-		if len(results) == 0 {
-			return exitSetup, usageError("--repro %s: no such probe ran", *repro)
-		}
-		how := "go run . -endpoint HOST:PORT"
+		var target probed
+		var startRef func() (probed, error)
 		if *family == "kube" {
-			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
+			target, startRef, err = k.servers(ctx, *out, *etcdVersion, *reference, onlyList)
+		} else {
+			start := func(dir string) ([]string, string, func(), error) {
+				eps, stop, err := startConformEtcd(ctx, *etcdVersion, dir)
+				return eps, "etcd " + *etcdVersion + " started by vigil", stop, err
+			}
+			if *fixture == "command" {
+				start = func(dir string) ([]string, string, func(), error) { return startConformCommand(ctx, *commandLine, dir) }
+			}
+			if *fixture == "kine" {
+				start = func(dir string) ([]string, string, func(), error) { return startConformKine(ctx, kn, dir) }
+				if *reference == "default" {
+					// kine's Status reports an etcd version it emulates; the
+					// reference is the etcd vigil tests by default instead.
+					*reference = binaries.DefaultEtcdVersion
+				}
+			}
+			target, startRef, err = etcdServers(ctx, *out, *endpoints, start, *reference, onlyList)
 		}
-		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", *repro, results[0].Verdict, how)
-		fmt.Print(results[0].Reproduction())
+		if err != nil {
+			return exitSetup, setupError(err)
+		}
+		results, refName, err := differential(ctx, target, startRef)
+		if err != nil {
+			return exitSetup, err
+		}
+		if *repro != "" {
+			if len(results) == 0 {
+				return exitSetup, usageError("--repro %s: no such probe ran", *repro)
+			}
+			how := "go run . -endpoint HOST:PORT"
+			if *family == "kube" {
+				how = "go run . -server URL -token TOKEN -ca-file CA.pem"
+			}
+			fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", *repro, results[0].Verdict, how)
+			fmt.Print(results[0].Reproduction())
+			return exitPass, nil
+		}
+		if *limits == "kine" || *limits == "" && *fixture == "kine" {
+			results = conformance.ApplyLimitations(results, conformance.KineLimitations())
+		}
+		rep := conformance.NewReport(target.name, refName, results)
+		if err := rep.Write(*out); err != nil {
+			return exitSetup, err
+		}
+		rep.Table(os.Stdout)
+		fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", *out)
+		if ctx.Err() != nil {
+			return exitSetup, fmt.Errorf("interrupted")
+		}
+		if rep.Failed() {
+			return exitFail, nil
+		}
 		return exitPass, nil
 	}
-	if *limits == "kine" || *limits == "" && *fixture == "kine" {
-		results = conformance.ApplyLimitations(results, conformance.KineLimitations())
-	}
-	rep := conformance.NewReport(target.name, refName, results)
-	if err := rep.Write(*out); err != nil {
-		return exitSetup, err
-	}
-	rep.Table(os.Stdout)
-	fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", *out)
-	if ctx.Err() != nil {
-		return exitSetup, fmt.Errorf("interrupted")
-	}
-	if rep.Failed() {
-		return exitFail, nil
-	}
-	return exitPass, nil
 }
 
 // probed is a server the probes run against: its name in the report, the

@@ -2,8 +2,8 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"os"
 	"slices"
 	"strings"
@@ -17,20 +17,14 @@ import (
 // needs and whether this machine can run it with the process fixture. The
 // failpoint faults depend on the etcd build: their HERE column reads the
 // failpoint list of the cached failpoint build of --etcd-version.
-func cmdFaults(args []string) error {
-	fs := flag.NewFlagSet("vigil faults", flag.ContinueOnError)
+func cmdFaults(fs *flag.FlagSet) action {
 	version := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version whose failpoint build the failpoint faults would run against")
 	binary := fs.String("etcd-binary", "", "a failpoint build of your own (its failpoints.txt beside it), instead of --etcd-version's")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usageError("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageError("vigil faults takes no arguments, only flags")
-	}
-	fp, err := failpointsHere(*version, *binary)
+	return func([]string) (int, error) { return exitCodeOf(listFaults(*version, *binary)) }
+}
+
+func listFaults(version, binary string) error {
+	fp, err := failpointsHere(version, binary)
 	if err != nil {
 		return err
 	}

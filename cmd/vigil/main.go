@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -27,79 +28,55 @@ const (
 	exitSetup   = 3
 )
 
-const usage = `vigil — watch and consistency conformance for etcd-API and Kubernetes-API systems
-
-usage:
-  vigil run    [flags]        run a checked workload (vigil run -h for flags)
-  vigil check  [--check-timeout D] [--max-unavailable D] DIR
-                              re-run the checkers on a saved run
-  vigil faults                list the fault injectors (vigil run --faults ...)
-  vigil sabotage list         list the sabotage modes (vigil run --sabotage ...)
-                              and the check each one must trip
-  vigil build  etcd [VERSION] [--failpoints]
-  vigil build  kube-apiserver [VERSION]
-                              build and cache a binary from the Go module proxy
-  vigil conform [--target etcd|kube] [--endpoints LIST | --server URL]
-               [--reference none|default|V] [--only PROBE,...] [--repro PROBE] [--list]
-                              deterministic etcd-API or Kubernetes-API probes,
-                              each a minimal reproduction, compared with a
-                              reference server
-  vigil bugs   list          the known etcd bugs vigil reproduces, with recipes
-  vigil bugs   run [NUMBER...] [--version affected|fixed|both] [--attempts N]
-                              reproduce them on the releases that had them and
-                              show them gone on the releases that fixed them
-  vigil cleanup [--images] [DIR...]
-                              remove what interrupted runs left behind
-  vigil version               print vigil's version
-
-exit codes: 0 pass, 1 violation found, 2 unknown (no violation, some check
-undecided), 3 usage or setup error.
-`
-
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// action is what a command does once cobra has parsed its flags: it gets
+// the positional arguments and returns the exit code.
+type action func(args []string) (int, error)
+
+// exitCodeOf is the exit code of an action that only succeeds or fails.
+func exitCodeOf(err error) (int, error) {
+	if err != nil {
+		return exitSetup, err
+	}
+	return exitPass, nil
+}
+
+// run runs vigil with args and returns its exit code.
 func run(args []string) int {
+	code := exitPass
+	root := rootCommand(&code)
 	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, usage)
+		// A bare `vigil` shows the help and exits 3, as any bad command line.
+		root.SetOut(os.Stderr)
+		root.Help()
 		return exitSetup
 	}
-	var err error
-	code := exitPass
-	switch args[0] {
-	case "run":
-		code, err = cmdRun(args[1:])
-	case "check":
-		code, err = cmdCheck(args[1:])
-	case "build":
-		err = cmdBuild(args[1:])
-	case "faults":
-		err = cmdFaults(args[1:])
-	case "sabotage":
-		err = cmdSabotage(args[1:])
-	case "cleanup":
-		err = cmdCleanup(args[1:])
-	case "bugs":
-		code, err = cmdBugs(args[1:])
-	case "conform":
-		code, err = cmdConform(args[1:])
-	case "version", "--version":
-		fmt.Println("vigil", version)
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-	default:
-		err = usageError("unknown command %q", args[0])
-	}
-	if err != nil {
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "vigil:", err)
 		var ue *usageErr
-		if errors.As(err, &ue) {
-			fmt.Fprintln(os.Stderr, "run 'vigil help' or 'vigil run -h' for usage")
+		if errors.As(err, &ue) || isCobraUsage(err) {
+			fmt.Fprintln(os.Stderr, "run 'vigil --help' or 'vigil COMMAND --help' for usage")
 		}
 		return exitSetup
 	}
 	return code
+}
+
+// isCobraUsage reports the errors cobra and pflag return for a bad command
+// line (unknown command or flag, wrong number of arguments).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument",
+		"flag needs an argument", "accepts ", "requires at least", "bad flag syntax"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // usageErr is a bad command line: exit code 3 and a pointer to the usage.
@@ -119,13 +96,10 @@ func setupError(err error) error {
 	return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
 }
 
-// cmdSabotage is `vigil sabotage list`: one mode per line, name first, then
-// the check it must trip, the target it applies to (--target), and what it
-// does.
-func cmdSabotage(args []string) error {
-	if len(args) != 1 || args[0] != "list" {
-		return usageError("usage: vigil sabotage list")
-	}
+// listSabotage is `vigil sabotage list`: one mode per line, name first,
+// then the check it must trip, the target it applies to (--target), and
+// what it does.
+func listSabotage() error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	for _, m := range sabotage.Modes() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Check, m.Target, m.Description)

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -41,9 +43,9 @@ type runFlags struct {
 	kine                                                                       kineFlags // --fixture kine (kine.go)
 }
 
-func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
+// defineRunFlags defines vigil run's flags on fs.
+func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	f := &runFlags{workload: suites.DefaultWorkload()}
-	fs := flag.NewFlagSet("vigil run", flag.ContinueOnError)
 	fs.StringVar(&f.target, "target", "etcd", "API family of the system under test: etcd or kube")
 	fs.StringVar(&f.fixture, "fixture", "process", "how the system is run: process (local etcd processes), docker (one container per member, see fixtures/containers), kine (kine over SQLite, PostgreSQL or MySQL), command (your server, from --command) or external (your own cluster, see --endpoints)")
 	fs.IntVar(&f.members, "members", 3, "cluster size for the process and docker fixtures: 1, 3 or 5")
@@ -76,58 +78,58 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	f.kube.define(fs)
 	f.kine.define(fs)
 	fs.StringVar(&f.command, "command", "", "--fixture command: the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil, nil, err
-		}
-		return nil, nil, usageError("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return nil, nil, usageError("unexpected argument %q", fs.Arg(0))
-	}
+	return f
+}
+
+// resolve checks the parsed flags of fs against each other and fills in
+// what they imply; it returns the flags set on the command line.
+func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 	set := map[string]string{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = fl.Value.String() })
 	if f.endpoints != "" {
 		if set["fixture"] != "" && f.fixture != "external" {
-			return nil, nil, usageError("--endpoints goes with --fixture external, not %q", f.fixture)
+			return nil, usageError("--endpoints goes with --fixture external, not %q", f.fixture)
 		}
 		f.fixture = "external"
 	}
 	switch {
 	case f.target == "kube":
 		if err := checkKubeFlags(f, set); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	case f.target != "etcd":
-		return nil, nil, usageError("--target %q: want etcd or kube", f.target)
+		return nil, usageError("--target %q: want etcd or kube", f.target)
 	case f.fixture != "process" && f.fixture != "docker" && f.fixture != "external" && f.fixture != "kine" && f.fixture != "command":
-		return nil, nil, usageError("--fixture %q: want process, docker, kine, command or external", f.fixture)
+		return nil, usageError("--fixture %q: want process, docker, kine, command or external", f.fixture)
 	case (f.fixture == "command") != (f.command != ""):
-		return nil, nil, usageError("--fixture command and --command go together: --fixture command --command \"/path/to/server --listen 127.0.0.1:{client_port}\"")
+		return nil, usageError("--fixture command and --command go together: --fixture command --command \"/path/to/server --listen 127.0.0.1:{client_port}\"")
 	case f.fixture != "kine" && (set["kine-version"] != "" || set["kine-binary"] != "" || set["kine-backend"] != ""):
-		return nil, nil, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+		return nil, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
 	case f.kine.check() != nil:
-		return nil, nil, f.kine.check()
+		return nil, f.kine.check()
 	case (f.fixture == "kine" || f.fixture == "command") && set["members"] != "" && f.members != 1:
-		return nil, nil, usageError("--fixture %s runs one process; --members %d does not apply", f.fixture, f.members)
+		return nil, usageError("--fixture %s runs one process; --members %d does not apply", f.fixture, f.members)
 	case f.fixture == "external" && f.endpoints == "":
-		return nil, nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
+		return nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
 	case f.fixture != "external" && f.fixture != "kine" && f.fixture != "command" && f.members != 1 && f.members != 3 && f.members != 5:
-		return nil, nil, usageError("--members %d: want 1, 3 or 5", f.members)
+		return nil, usageError("--members %d: want 1, 3 or 5", f.members)
 	case f.faults != "" && f.scheduleFile != "":
-		return nil, nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
+		return nil, usageError("--faults and --schedule exclude each other: a schedule names its faults")
 	case f.net != "proxy" && f.net != "netns":
-		return nil, nil, usageError("--net %q: want proxy or netns", f.net)
+		return nil, usageError("--net %q: want proxy or netns", f.net)
 	case f.net == "netns" && f.fixture != "process":
-		return nil, nil, usageError("--net netns needs the process fixture")
+		return nil, usageError("--net netns needs the process fixture")
 	case f.faultInterval <= 0:
-		return nil, nil, usageError("--fault-interval must be positive")
+		return nil, usageError("--fault-interval must be positive")
 	case f.sabotage != "" && !knownSabotage(f.sabotage, f.target):
-		return nil, nil, usageError("--sabotage %q: not a mode of --target %s; its modes: %s (see vigil sabotage list)",
-			f.sabotage, f.target, strings.Join(sabotage.NamesFor(f.target), ", "))
+		hint := didYouMean(f.sabotage, sabotage.NamesFor(f.target))
+		if hint == "" {
+			hint = "; its modes: " + strings.Join(sabotage.NamesFor(f.target), ", ")
+		}
+		return nil, usageError("--sabotage %q: not a mode of --target %s%s (see vigil sabotage list)", f.sabotage, f.target, hint)
 	}
 	if err := f.workload.Validate(); err != nil && !strings.Contains(err.Error(), "prefix") {
-		return nil, nil, usageError("%v", err)
+		return nil, usageError("%v", err)
 	}
 	if f.seed == 0 {
 		f.seed = rand.Int64N(1<<31) + 1
@@ -140,17 +142,21 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 	case f.scheduleFile != "":
 		s, err := chaos.LoadSchedule(f.scheduleFile)
 		if err != nil {
-			return nil, nil, usageError("--schedule: %v", err)
+			return nil, usageError("--schedule: %v", err)
 		}
 		f.schedule = s
 	case f.faults != "":
 		names, err := chaos.ParseList(f.faults)
+		var unknown *chaos.UnknownFault
+		if errors.As(err, &unknown) {
+			return nil, usageError("--faults: unknown fault %q%s (vigil faults lists them all)", unknown.Name, didYouMean(unknown.Name, chaos.Names()))
+		}
 		if err != nil {
-			return nil, nil, usageError("--faults: %v", err)
+			return nil, usageError("--faults: %v", err)
 		}
 		f.schedule = chaos.Plan(f.seed, names, f.faultInterval, f.workload.Duration)
 		if len(f.schedule.Steps) == 0 {
-			return nil, nil, usageError("--duration %s leaves no room for a fault every %s; lengthen the run or shorten --fault-interval", f.workload.Duration, f.faultInterval)
+			return nil, usageError("--duration %s leaves no room for a fault every %s; lengthen the run or shorten --fault-interval", f.workload.Duration, f.faultInterval)
 		}
 	}
 	if f.schedule.NeedsFailpoints() && !f.failpoints {
@@ -162,27 +168,31 @@ func parseRunFlags(args []string) (*runFlags, map[string]string, error) {
 		f.members = 1
 	}
 	if f.failpoints && (f.fixture == "external" || oneProcess) {
-		return nil, nil, usageError("--failpoints (and the failpoint faults) need the process or docker fixture")
+		return nil, usageError("--failpoints (and the failpoint faults) need the process or docker fixture")
 	}
 	if !f.settings.IsZero() && (f.fixture == "external" || oneProcess) {
-		return nil, nil, usageError("--snapshot-count, --compaction-batch-limit and --watch-progress-notify-interval set the members vigil starts: they need the process or docker fixture")
+		return nil, usageError("--snapshot-count, --compaction-batch-limit and --watch-progress-notify-interval set the members vigil starts: they need the process or docker fixture")
 	}
 	if f.fixture == "docker" {
 		if err := checkDockerRun(f); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return f, set, nil
+	return set, nil
 }
 
-func cmdRun(args []string) (int, error) {
-	f, set, err := parseRunFlags(args)
-	if err == flag.ErrHelp {
-		return exitPass, nil
+func cmdRun(fs *flag.FlagSet) action {
+	f := defineRunFlags(fs)
+	return func([]string) (int, error) {
+		set, err := f.resolve(fs)
+		if err != nil {
+			return exitSetup, err
+		}
+		return runEtcdOrKube(f, set)
 	}
-	if err != nil {
-		return exitSetup, err
-	}
+}
+
+func runEtcdOrKube(f *runFlags, set map[string]string) (int, error) {
 	if f.target == "kube" {
 		return cmdRunKube(f, set)
 	}

@@ -7,8 +7,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"net/url"
 	"os"
 	"path/filepath"

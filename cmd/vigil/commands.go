@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	flag "github.com/spf13/pflag"
+)
+
+// rootCommand is vigil's command tree. Each command's action writes its
+// exit code into code; an error returned from Execute is a usage or setup
+// error (exit 3).
+func rootCommand(code *int) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "vigil",
+		Short: "watch and consistency conformance for etcd-API and Kubernetes-API systems",
+		Long: `vigil drives a system under test (etcd, kube-apiserver, kine, or your own
+etcd-API or Kubernetes-API server) with a recorded workload while it injects
+faults, then checks the history against linearizability and every watch and
+list/watch guarantee.
+
+Exit codes: 0 pass, 1 violation found, 2 unknown (no violation, some check
+undecided), 3 usage or setup error.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("vigil {{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
+	addTo := func(parent, c *cobra.Command, define func(*flag.FlagSet) action) *cobra.Command {
+		a := define(c.Flags())
+		c.RunE = func(_ *cobra.Command, args []string) error {
+			n, err := a(args)
+			*code = n
+			return err
+		}
+		c.SilenceUsage, c.SilenceErrors = true, true
+		parent.AddCommand(c)
+		return c
+	}
+	add := func(c *cobra.Command, define func(*flag.FlagSet) action) *cobra.Command {
+		return addTo(root, c, define)
+	}
+
+	runCmd := add(&cobra.Command{
+		Use:   "run",
+		Short: "run a checked workload against a system under test, with faults",
+		Args:  cobra.NoArgs,
+		Example: `  vigil run --members 3 --duration 30s
+  vigil run --faults kill-leader,pause-follower --fault-interval 8s --duration 60s
+  vigil run --endpoints 127.0.0.1:2379 --duration 20s       # your own cluster
+  vigil run --fixture kine --kine-backend postgres
+  vigil run --target kube --apiservers 2 --faults restart-apiserver
+  vigil run --sabotage drop-event                           # prove watch/reliable catches it`,
+	}, cmdRun)
+	groupFlags(runCmd, runFlagGroups)
+
+	add(&cobra.Command{
+		Use:   "check DIR",
+		Short: "re-run the checkers on a saved run, offline",
+		Long: `Re-run the checkers on a saved run (its output dir, or its history.jsonl).
+The verdicts go to DIR/check/; the run's own result stays as it was.`,
+		Args:    cobra.ExactArgs(1),
+		Example: "  vigil check runs/20261124-101500-42 --check-timeout 10m",
+	}, cmdCheck)
+
+	add(&cobra.Command{
+		Use:   "conform",
+		Short: "deterministic probes, each a minimal reproduction, compared with a reference server",
+		Args:  cobra.NoArgs,
+		Example: `  vigil conform                                  # a 1-member etcd vigil starts
+  vigil conform --endpoints 127.0.0.1:2379 --reference v3.6.16
+  vigil conform --fixture kine --kine-backend mysql
+  vigil conform --only watch/ --repro watch/from-future
+  vigil conform --target kube --server https://127.0.0.1:6443 --kubeconfig ~/.kube/config`,
+	}, cmdConform)
+
+	add(&cobra.Command{
+		Use:     "faults",
+		Short:   "list the fault injectors and whether they run here",
+		Args:    cobra.NoArgs,
+		Example: "  vigil faults --etcd-version v3.5.17",
+	}, cmdFaults)
+
+	sab := &cobra.Command{Use: "sabotage", Short: "semantic bugs vigil can inject to prove its checks catch them"}
+	sab.AddCommand(&cobra.Command{
+		Use: "list", Short: "list the sabotage modes and the check each must trip", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return listSabotage() },
+	})
+	root.AddCommand(sab)
+
+	add(&cobra.Command{
+		Use:   "build etcd|kube-apiserver [VERSION]",
+		Short: "build and cache a binary from the Go module proxy",
+		Args:  cobra.RangeArgs(1, 2),
+		Example: `  vigil build etcd v3.5.17 --failpoints
+  vigil build kube-apiserver v1.36.3`,
+		ValidArgs: []string{"etcd", "kube-apiserver"},
+	}, cmdBuild)
+
+	bugsCmd := &cobra.Command{Use: "bugs", Short: "the known etcd bugs vigil reproduces, by release"}
+	bugsCmd.AddCommand(&cobra.Command{
+		Use: "list", Short: "list the known bugs, with their recipes", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { listBugs(); return nil },
+	})
+	root.AddCommand(bugsCmd)
+	addTo(bugsCmd, &cobra.Command{
+		Use:   "run [NUMBER...]",
+		Short: "reproduce bugs on the releases that had them, and show them gone on the fixes",
+		Example: `  vigil bugs run 14370 --version affected --attempts 3
+  vigil bugs run                                    # the whole matrix`,
+	}, cmdBugsRun)
+
+	add(&cobra.Command{
+		Use:   "cleanup [DIR...]",
+		Short: "remove what interrupted or killed runs left behind",
+		Example: `  vigil cleanup
+  vigil cleanup --images`,
+	}, cmdCleanup)
+
+	root.AddCommand(&cobra.Command{
+		Use: "version", Short: "print vigil's version", Args: cobra.NoArgs,
+		Run: func(*cobra.Command, []string) { fmt.Println("vigil", version) },
+	})
+	return root
+}
+
+// runFlagGroups sorts vigil run's flags into the groups its help shows;
+// a flag in no group is listed under "other".
+var runFlagGroups = []struct {
+	title string
+	flags []string
+}{
+	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "clients", "rate", "keys", "watchers",
+		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform"}},
+	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",
+		"compaction-batch-limit", "watch-progress-notify-interval"}},
+	{"Kubernetes (--target kube)", []string{"store", "apiservers", "kube-version", "kube-apiserver-binary", "feature-gates",
+		"kube-compaction-interval", "server", "token", "ca-file",
+		"insecure-skip-tls-verify", "kubeconfig", "context", "watch-cache", "resource"}},
+	{"kine and your own server (--fixture kine|command)", []string{"kine-version", "kine-binary", "kine-backend", "command"}},
+	{"faults and sabotage", []string{"faults", "fault-interval", "schedule", "net", "sabotage"}},
+}
+
+// groupFlags makes c's help list its flags by group.
+func groupFlags(c *cobra.Command, groups []struct {
+	title string
+	flags []string
+}) {
+	c.SetUsageFunc(func(c *cobra.Command) error {
+		w := c.OutOrStderr()
+		fmt.Fprintf(w, "Usage:\n  %s\n", c.UseLine())
+		if c.Example != "" {
+			fmt.Fprintf(w, "\nExamples:\n%s\n", c.Example)
+		}
+		seen := map[string]bool{}
+		for _, g := range groups {
+			fs := flag.NewFlagSet(g.title, flag.ContinueOnError)
+			for _, n := range g.flags {
+				if f := c.Flags().Lookup(n); f != nil {
+					fs.AddFlag(f)
+					seen[n] = true
+				}
+			}
+			printGroup(w, g.title, fs)
+		}
+		rest := flag.NewFlagSet("other", flag.ContinueOnError)
+		c.Flags().VisitAll(func(f *flag.Flag) {
+			if !seen[f.Name] {
+				rest.AddFlag(f)
+			}
+		})
+		printGroup(w, "other", rest)
+		return nil
+	})
+}
+
+func printGroup(w io.Writer, title string, fs *flag.FlagSet) {
+	if !fs.HasFlags() {
+		return
+	}
+	fmt.Fprintf(w, "\n%s flags:\n%s", strings.ToUpper(title[:1])+title[1:], fs.FlagUsagesWrapped(100))
+}
+
+// suggest returns the names closest to name (by edit distance), for "did
+// you mean" hints; none when nothing is close.
+func suggest(name string, names []string) []string {
+	best, out := 3, []string(nil)
+	for _, n := range names {
+		d := editDistance(name, n)
+		if strings.HasPrefix(n, name) && len(name) >= 3 {
+			d = 1
+		}
+		switch {
+		case d < best:
+			best, out = d, []string{n}
+		case d == best:
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// didYouMean is suggest as a sentence ("" when there is nothing close).
+func didYouMean(name string, names []string) string {
+	s := suggest(name, names)
+	if len(s) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(s, " or ") + "?"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
