@@ -3,28 +3,37 @@ package main
 import (
 	"context"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/suites/bugs"
 )
 
-// listBugs is `vigil bugs list`: the catalogue, then each bug's recipe.
-func listBugs() {
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUG\tAFFECTED\tFIXED\tCHECKS\tTITLE")
+// listBugs is `vigil bugs list`: the catalogue; with wide, also the
+// checks each bug trips and each bug's recipe.
+func listBugs(wide bool) {
+	var rows [][]string
 	for _, b := range bugs.Catalogue() {
-		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\n", b.Number, b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title)
+		if wide {
+			rows = append(rows, []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title})
+		} else {
+			rows = append(rows, []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, b.Title})
+		}
 	}
-	tw.Flush()
+	if !wide {
+		printTable(os.Stdout, false, []string{"BUG", "AFFECTED", "FIXED", "TITLE"}, rows)
+		fmt.Println("\n(-o wide: the checks each bug trips, and its recipe)")
+		return
+	}
+	printTable(os.Stdout, true, []string{"BUG", "AFFECTED", "FIXED", "CHECKS", "TITLE"}, rows)
 	fmt.Println()
 	for _, b := range bugs.Catalogue() {
 		fmt.Printf("#%d recipe: %s\n", b.Number, b.Recipe.Summary())

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"os"
 	"os/signal"
 	"syscall"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 )

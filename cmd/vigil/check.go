@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"

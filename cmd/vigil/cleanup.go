@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/chaos"

@@ -86,10 +86,10 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 	}, cmdFaults)
 
 	sab := &cobra.Command{Use: "sabotage", Short: "semantic bugs vigil can inject to prove its checks catch them"}
-	sab.AddCommand(&cobra.Command{
-		Use: "list", Short: "list the sabotage modes and the check each must trip", Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return listSabotage() },
-	})
+	sabList := &cobra.Command{Use: "list", Short: "list the sabotage modes and the check each must trip", Args: cobra.NoArgs}
+	sabWide := outputFlag(sabList.Flags())
+	sabList.RunE = func(*cobra.Command, []string) error { return listSabotage(*sabWide == "wide") }
+	sab.AddCommand(sabList)
 	root.AddCommand(sab)
 
 	add(&cobra.Command{
@@ -102,10 +102,10 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 	}, cmdBuild)
 
 	bugsCmd := &cobra.Command{Use: "bugs", Short: "the known etcd bugs vigil reproduces, by release"}
-	bugsCmd.AddCommand(&cobra.Command{
-		Use: "list", Short: "list the known bugs, with their recipes", Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { listBugs(); return nil },
-	})
+	bugsList := &cobra.Command{Use: "list", Short: "list the known bugs (-o wide: with their checks and recipes)", Args: cobra.NoArgs}
+	bugsWide := outputFlag(bugsList.Flags())
+	bugsList.RunE = func(*cobra.Command, []string) error { listBugs(*bugsWide == "wide"); return nil }
+	bugsCmd.AddCommand(bugsList)
 	root.AddCommand(bugsCmd)
 	addTo(bugsCmd, &cobra.Command{
 		Use:   "run [NUMBER...]",
@@ -126,6 +126,11 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 		Run: func(*cobra.Command, []string) { fmt.Println("vigil", version) },
 	})
 	return root
+}
+
+// outputFlag defines -o/--output: "" (fit 100 columns) or wide.
+func outputFlag(fs *flag.FlagSet) *string {
+	return fs.StringP("output", "o", "", "output format: wide shows every column in full")
 }
 
 // runFlagGroups sorts vigil run's flags into the groups its help shows;

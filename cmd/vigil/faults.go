@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
@@ -20,22 +20,33 @@ import (
 func cmdFaults(fs *flag.FlagSet) action {
 	version := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version whose failpoint build the failpoint faults would run against")
 	binary := fs.String("etcd-binary", "", "a failpoint build of your own (its failpoints.txt beside it), instead of --etcd-version's")
-	return func([]string) (int, error) { return exitCodeOf(listFaults(*version, *binary)) }
+	output := outputFlag(fs)
+	return func([]string) (int, error) { return exitCodeOf(listFaults(*version, *binary, *output == "wide")) }
 }
 
-func listFaults(version, binary string) error {
+func listFaults(version, binary string, wide bool) error {
 	fp, err := failpointsHere(version, binary)
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAULT\tNEEDS\tHERE\tKINE\tWHAT")
+	var rows [][]string
 	for _, inj := range chaos.All() {
 		// Every other injector acts on local processes, through the client
 		// or through vigil's proxies, which the process fixture always offers.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inj.Name(), inj.Needs(), fp.here(inj.Needs()), kineHere(inj), inj.Describe())
+		here, kine := fp.here(inj.Needs()), kineHere(inj)
+		if wide {
+			rows = append(rows, []string{inj.Name(), inj.Needs().String(), here, kine, inj.Describe()})
+		} else {
+			rows = append(rows, []string{inj.Name(), short(here), short(kine), inj.Describe()})
+		}
 	}
-	return tw.Flush()
+	if wide {
+		printTable(os.Stdout, true, []string{"FAULT", "NEEDS", "HERE", "KINE", "WHAT"}, rows)
+	} else {
+		printTable(os.Stdout, false, []string{"FAULT", "HERE", "KINE", "WHAT"}, rows)
+		fmt.Println("\n(-o wide: what each fault needs, and why not where it does not apply)")
+	}
+	return nil
 }
 
 // failpointBuild is what vigil knows here of the failpoint build the

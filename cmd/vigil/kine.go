@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	flag "github.com/spf13/pflag"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"

@@ -1,9 +1,10 @@
 package main
 
 import (
-	flag "github.com/spf13/pflag"
 	"net/url"
 	"strings"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/targets/kube"
 )

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
@@ -99,12 +98,13 @@ func setupError(err error) error {
 // listSabotage is `vigil sabotage list`: one mode per line, name first,
 // then the check it must trip, the target it applies to (--target), and
 // what it does.
-func listSabotage() error {
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+func listSabotage(wide bool) error {
+	var rows [][]string
 	for _, m := range sabotage.Modes() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Check, m.Target, m.Description)
+		rows = append(rows, []string{m.Name, m.Check, m.Target, m.Description})
 	}
-	return tw.Flush()
+	printTable(os.Stdout, wide, []string{"MODE", "CHECK", "TARGET", "WHAT"}, rows)
+	return nil
 }
 
 // knownSabotage reports whether name is a sabotage mode of target.

@@ -8,12 +8,13 @@ package main
 import (
 	"context"
 	"fmt"
-	flag "github.com/spf13/pflag"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/fixtures"
