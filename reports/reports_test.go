@@ -39,7 +39,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("bad summary: %+v", r)
 	}
 	if ExitCode(r.Verdict) != 1 || ExitCode("pass") != 0 || ExitCode("unknown") != 2 || ExitCode(VerdictError) != 3 {
-		t.Fatal("exit codes do not follow DESIGN.md")
+		t.Fatal("exit codes do not follow the README")
 	}
 }
 

@@ -35,7 +35,7 @@ const (
 	NameRecovery              = "kube/recovery"
 )
 
-// Guarantees, one sentinel per check, quoting SEMANTICS.md Part 2; a
+// Guarantees, one sentinel per check (docs/checks.md words each); a
 // Violation wraps the one it breaks.
 var (
 	ErrRVFormat = check.Guarantee(NameRVFormat, "resourceVersions are positive decimal integers, "+

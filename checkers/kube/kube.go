@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// The Kubernetes checks (SEMANTICS.md Part 2) judge the Kubernetes side of
+// The Kubernetes checks (docs/checks.md) judge the Kubernetes side of
 // a history: the calls to one namespaced resource (history.KubeOps) and
 // the watches of it (history.KubeWatches). A resourceVersion (RV) is the
 // etcd revision of the change that made an object's state, so the RVs of

@@ -151,7 +151,7 @@ func watchListUnsupported(kw *kwatch) string {
 // without resourceVersionMatch=NotOlderThan, a watch with
 // resourceVersionMatch but without sendInitialEvents, a watch with
 // resourceVersionMatch and continue, and a list with both a
-// resourceVersion (other than "0") and continue. SEMANTICS.md says 400;
+// resourceVersion (other than "0") and continue. A first reading of the API says 400;
 // kube-apiserver answers the watch cases 422 Invalid (ValidateListOptions'
 // errors become NewInvalid) and the list case 400 BadRequest, so either
 // code passes; serving the request, or any other answer, fails. A

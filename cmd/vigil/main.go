@@ -18,7 +18,7 @@ import (
 // version is vigil's own version, written into every history.
 const version = "0.1.0"
 
-// Exit codes (DESIGN.md): 0 every check passed, 1 a violation was found,
+// Exit codes (README, Exit codes): 0 every check passed, 1 a violation was found,
 // 2 no violation but some check is unknown, 3 usage or setup error.
 const (
 	exitPass    = 0

@@ -20,7 +20,7 @@ import (
 type Mode struct {
 	// Name is what --sabotage takes.
 	Name string
-	// Check is the check (SEMANTICS.md's name) that must fail when it is injected.
+	// Check is the name of the check that must fail when it is injected.
 	Check string
 	// Description says what the injection does, for people.
 	Description string
