@@ -1,6 +1,6 @@
 // Command vigil drives a system under test with a recorded workload and
 // checks the history against the watch and consistency guarantees of the
-// etcd v3 API. See the README for the commands and their flags.
+// etcd v3 API. docs/cli.md lists the commands and their flags.
 package main
 
 import (

@@ -56,7 +56,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.workload.Duration, "duration", f.workload.Duration, "how long the workload runs")
 	fs.IntVar(&f.workload.Clients, "clients", f.workload.Clients, "concurrent KV clients")
 	fs.Float64Var(&f.workload.Rate, "rate", f.workload.Rate, "total KV requests per second (0: as fast as the clients get answers)")
-	fs.StringVar(&f.workload.Shape, "workload", suites.ShapeDefault, "the shape of the load: "+strings.Join(suites.Shapes(), ", ")+" (see the README)")
+	fs.StringVar(&f.workload.Shape, "workload", suites.ShapeDefault, "the shape of the load: "+strings.Join(suites.Shapes(), ", ")+" (see docs/workload.md)")
 	fs.IntVar(&f.workload.Keys, "keys", f.workload.Keys, "distinct keys the workload writes")
 	fs.IntVar(&f.workload.Watchers, "watchers", f.workload.Watchers, "concurrent watchers of the key prefix")
 	fs.DurationVar(&f.workload.CompactEvery, "compact-every", f.workload.CompactEvery, "period of compactions (0 disables)")

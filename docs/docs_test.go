@@ -1,0 +1,165 @@
+// Package docs holds vigil's documentation; its test checks that every
+// link and every repository path the README, the docs and the Go comments
+// name exists.
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
+)
+
+var (
+	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading  = regexp.MustCompile("(?m)^#{1,6} (.+)$")
+	codeSpan = regexp.MustCompile("`([^`\n]+)`")
+	// A path into the repository, as prose writes it.
+	repoPath = regexp.MustCompile(`^(cmd|checkers|chaos|fixtures|targets|history|suites|reports|docs|\.ci)/[A-Za-z0-9_./-]*[A-Za-z0-9_/]$`)
+	// The same inside Go comments, where it is not quoted.
+	commentPath = regexp.MustCompile(`(?:^|[\s(])((?:cmd|checkers|chaos|fixtures|targets|history|suites|reports|docs)/[A-Za-z0-9_./-]*[A-Za-z0-9_])`)
+)
+
+const root = ".."
+
+// slug is the anchor a heading gets, as GitHub makes it.
+func slug(h string) string {
+	h = strings.ToLower(strings.TrimSpace(h))
+	var b strings.Builder
+	for _, r := range h {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func markdownFiles(t *testing.T) []string {
+	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md")}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "runs" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, ".md") && filepath.Dir(p) != root {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func anchors(t *testing.T, path string) map[string]bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, m := range heading.FindAllStringSubmatch(string(b), -1) {
+		out[slug(strings.ReplaceAll(m[1], "`", ""))] = true
+	}
+	return out
+}
+
+func TestLinksAndPaths(t *testing.T) {
+	for _, file := range markdownFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			link := m[1]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			target, anchor, _ := strings.Cut(link, "#")
+			path := file
+			if target != "" {
+				path = filepath.Join(filepath.Dir(file), target)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links to %s, which does not exist", file, link)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !anchors(t, path)[anchor] {
+				t.Errorf("%s links to %s: no heading %q there", file, link, anchor)
+			}
+		}
+		for _, m := range codeSpan.FindAllStringSubmatch(text, -1) {
+			p := strings.TrimSuffix(m[1], ".")
+			if repoPath.MatchString(p) && !strings.ContainsAny(p, "<>*{}") {
+				if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+					t.Errorf("%s names %s, which does not exist", file, p)
+				}
+			}
+		}
+	}
+}
+
+// TestCommentPaths: a path a Go comment names exists.
+func TestCommentPaths(t *testing.T) {
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "runs" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			_, comment, ok := strings.Cut(line, "// ")
+			if !ok {
+				continue
+			}
+			for _, m := range commentPath.FindAllStringSubmatch(comment, -1) {
+				path := m[1]
+				// "fixtures/kubeapiserver.Fixture" names a package's identifier.
+				if dir, ident, ok := strings.Cut(filepath.Base(path), "."); ok && ident != "go" && ident != "md" && ident != "json" {
+					path = filepath.Join(filepath.Dir(path), dir)
+				}
+				if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+					t.Errorf("%s:%d names %s, which does not exist", p, i+1, m[1])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEveryCheckDocumented: docs/checks.md has a row for every check a run
+// can report.
+func TestEveryCheckDocumented(t *testing.T) {
+	b, err := os.ReadFile("checks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range [][]check.Check{checkers.Etcd(), checkers.Kube()} {
+		for _, c := range cs {
+			if !strings.Contains(string(b), "| `"+c.Name+"` |") {
+				t.Errorf("docs/checks.md has no row for %s", c.Name)
+			}
+		}
+	}
+}
