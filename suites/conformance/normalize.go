@@ -34,6 +34,11 @@ var revisionFields = map[string]bool{"revision": true, "mod_revision": true, "cr
 	"compact_revision": true, "start_revision": true, "min_mod_revision": true, "max_mod_revision": true,
 	"min_create_revision": true, "max_create_revision": true, "ModRevision": true, "CreateRevision": true}
 
+// unorderedFields are lists whose order the API leaves open: the keys a
+// lease's time-to-live lists come from a map (etcd v3.4.25 and v3.7.3 were
+// each seen answering [b a] where another run answered [a b]).
+var unorderedFields = map[string]bool{"keys": true}
+
 // tokenFields hold ids a server picks; maskedFields differ by server.
 var tokenFields = map[string]string{"ID": "lease", "lease": "lease", "Lease": "lease", "watch_id": "watch", "IDs": "lease"}
 var maskedFields = map[string]bool{"cluster_id": true, "member_id": true, "raft_term": true, "TTL": true}
@@ -75,6 +80,9 @@ func (n *normalizer) walk(field string, v any, answer bool) any {
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = n.walk(field, e, answer)
+		}
+		if unorderedFields[field] {
+			sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
 		}
 		return out
 	case string:
