@@ -127,7 +127,11 @@ func cmdConform(fs *flag.FlagSet) action {
 		if err != nil {
 			return exitSetup, setupError(err)
 		}
-		results, refName, err := differential(ctx, target, startRef)
+		var lims []conformance.Limitation
+		if *limits == "kine" || *limits == "" && *fixture == "kine" {
+			lims = conformance.KineLimitations()
+		}
+		results, refName, err := differential(ctx, target, startRef, lims)
 		if err != nil {
 			return exitSetup, err
 		}
@@ -143,9 +147,7 @@ func cmdConform(fs *flag.FlagSet) action {
 			fmt.Print(results[0].Reproduction())
 			return exitPass, nil
 		}
-		if *limits == "kine" || *limits == "" && *fixture == "kine" {
-			results = conformance.ApplyLimitations(results, conformance.KineLimitations())
-		}
+		results = conformance.ApplyLimitations(results, lims)
 		rep := conformance.NewReport(target.name, refName, results)
 		if err := rep.Write(*out); err != nil {
 			return exitSetup, err
@@ -173,7 +175,7 @@ type probed struct {
 // differential runs the probes against the target and, unless startRef is
 // nil, against the reference server it starts, marking every probe whose
 // transcript differs; it returns the results and the reference's name.
-func differential(ctx context.Context, target probed, startRef func() (probed, error)) ([]conformance.Result, string, error) {
+func differential(ctx context.Context, target probed, startRef func() (probed, error), lims []conformance.Limitation) ([]conformance.Result, string, error) {
 	if target.stop != nil {
 		defer target.stop()
 	}
@@ -195,7 +197,7 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 	if err != nil {
 		return nil, "", setupError(err)
 	}
-	return conformance.CompareWithReference(results, refResults), ref.name, nil
+	return conformance.CompareWithReference(results, refResults, lims...), ref.name, nil
 }
 
 // etcdServers is the etcd target (the server start starts if no endpoints

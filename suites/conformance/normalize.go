@@ -15,7 +15,8 @@ import (
 // runs) can be compared: keys without the probe's prefix, revisions
 // relative to the revision the probe started at, server-chosen ids as
 // tokens in order of appearance, and what legitimately differs between
-// servers (member id, cluster id, raft term, remaining TTLs) masked.
+// servers masked (remaining TTLs) or left out (member id, cluster id,
+// raft term).
 type normalizer struct {
 	prefix, end string
 	base        int64
@@ -41,7 +42,13 @@ var unorderedFields = map[string]bool{"keys": true}
 
 // tokenFields hold ids a server picks; maskedFields differ by server.
 var tokenFields = map[string]string{"ID": "lease", "lease": "lease", "Lease": "lease", "watch_id": "watch", "IDs": "lease"}
-var maskedFields = map[string]bool{"cluster_id": true, "member_id": true, "raft_term": true, "TTL": true}
+var maskedFields = map[string]bool{"TTL": true}
+
+// serverIdentity are the header fields that name the server (cluster,
+// member, raft term): they differ by server by design, and a server that
+// leaves them empty (kine) differs in nothing a client relies on for
+// consistency, so transcripts leave them out.
+var serverIdentity = map[string]bool{"cluster_id": true, "member_id": true, "raft_term": true}
 
 func (n *normalizer) step(s rawStep) Step {
 	out := Step{Call: s.call}
@@ -49,7 +56,7 @@ func (n *normalizer) step(s rawStep) Step {
 		out.Request = n.json(s.req, false)
 	}
 	if s.resp != nil {
-		out.Answer = n.json(s.resp, true)
+		out.Answer = n.json(withWatchID(s.call, s.resp), true)
 	}
 	if s.err != nil {
 		st := status.Convert(s.err)
@@ -73,6 +80,9 @@ func (n *normalizer) walk(field string, v any, answer bool) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
+			if serverIdentity[k] {
+				continue
+			}
 			out[k] = n.walk(k, e, answer)
 		}
 		return out
@@ -98,7 +108,7 @@ func (n *normalizer) walk(field string, v any, answer bool) any {
 			return "*"
 		case revisionFields[field] && x > 0:
 			return n.rev(int64(x))
-		case tokenFields[field] != "" && x != 0:
+		case tokenFields[field] != "" && (x != 0 || tokenFields[field] == "watch"):
 			return n.token(tokenFields[field], fmt.Sprint(int64(x)))
 		}
 		return x
@@ -209,4 +219,18 @@ func stepText(s Step) string {
 		t += " -> error " + s.Error
 	}
 	return t
+}
+
+// withWatchID gives a watch response its watch_id when JSON left it out:
+// etcd numbers a stream's watches from 0, and 0 is omitted, while another
+// server may number them from 1. Both become the token watch#1.
+func withWatchID(call string, resp any) any {
+	m, ok := resp.(map[string]any)
+	if !ok || !strings.HasPrefix(call, "Watch.") {
+		return resp
+	}
+	if _, has := m["watch_id"]; !has {
+		m["watch_id"] = float64(0)
+	}
+	return m
 }

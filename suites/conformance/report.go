@@ -50,8 +50,9 @@ func (r Report) Failed() bool {
 }
 
 // CompareWithReference marks Differs every probe that passed on both
-// servers but whose normalized transcripts differ.
-func CompareWithReference(target, reference []Result) []Result {
+// servers but whose normalized transcripts differ; one that differs only
+// in the fields a limitation masks is Documented with its reason.
+func CompareWithReference(target, reference []Result, lims ...Limitation) []Result {
 	ref := map[string]Result{}
 	for _, r := range reference {
 		ref[r.Name] = r
@@ -63,8 +64,16 @@ func CompareWithReference(target, reference []Result) []Result {
 		if !ok || r.Verdict != Pass || w.Verdict != Pass {
 			continue
 		}
-		if d := diff(r.Transcript, w.Transcript); len(d) > 0 {
-			out[i].Verdict, out[i].Diff = Differs, d
+		d := diff(r.Transcript, w.Transcript)
+		if len(d) == 0 {
+			continue
+		}
+		out[i].Verdict, out[i].Diff = Differs, d
+		for _, l := range lims {
+			if len(l.Mask) > 0 && len(diff(masked(r.Transcript, l.Mask), masked(w.Transcript, l.Mask))) == 0 {
+				out[i].Verdict, out[i].Reason = Documented, l.Reason
+				break
+			}
 		}
 	}
 	return out
