@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/kv"
 	"github.com/vigil-suite/vigil/checkers/watch"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
 func TestRunAll(t *testing.T) {
@@ -63,6 +64,25 @@ func TestForHistory(t *testing.T) {
 		if want := c.Name == kube.NameBookmarks || c.Name == kube.NameStaleReadBound ||
 			c.Name == kube.NameCacheAgreesWithEtcd || c.Name == kube.NameRecovery; IsShould(c.Name) != want {
 			t.Errorf("IsShould(%s) = %v", c.Name, !want)
+		}
+	}
+}
+
+// TestSabotageModesNameChecks: the check each sabotage mode must trip is
+// one the registry runs for the mode's target (the modes name checks by
+// string, since targets must not import checkers).
+func TestSabotageModesNameChecks(t *testing.T) {
+	for _, m := range sabotage.Modes() {
+		checks := Etcd()
+		if m.Target == sabotage.TargetKube {
+			checks = Kube()
+		}
+		found := false
+		for _, c := range checks {
+			found = found || c.Name == m.Check
+		}
+		if !found {
+			t.Errorf("sabotage %s names %q, which no %s check is", m.Name, m.Check, m.Target)
 		}
 	}
 }
