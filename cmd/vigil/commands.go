@@ -130,7 +130,22 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 
 // outputFlag defines -o/--output: "" (fit 100 columns) or wide.
 func outputFlag(fs *flag.FlagSet) *string {
-	return fs.StringP("output", "o", "", "output format: wide shows every column in full")
+	var o outputFormat
+	fs.VarP(&o, "output", "o", "output format: wide shows every column in full")
+	return (*string)(&o)
+}
+
+// outputFormat is -o's value; anything but wide is refused when parsed.
+type outputFormat string
+
+func (o *outputFormat) String() string { return string(*o) }
+func (o *outputFormat) Type() string   { return "format" }
+func (o *outputFormat) Set(v string) error {
+	if v != "wide" {
+		return fmt.Errorf("want wide, not %q", v)
+	}
+	*o = outputFormat(v)
+	return nil
 }
 
 // runFlagGroups sorts vigil run's flags into the groups its help shows;

@@ -37,6 +37,8 @@ func TestCommandLine(t *testing.T) {
 		{"mistyped fault", []string{"run", "--faults", "kil-leader"}, 3, []string{"did you mean kill-leader?"}},
 		{"mistyped sabotage", []string{"run", "--sabotage", "drop-evnt"}, 3, []string{"did you mean drop-event?"}},
 		{"version", []string{"version"}, 0, []string{"vigil " + version}},
+		{"wide listing", []string{"faults", "-o", "wide"}, 0, []string{"NEEDS"}},
+		{"bad output format", []string{"bugs", "list", "-o", "json"}, 3, []string{"want wide"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
