@@ -172,7 +172,7 @@ func checkCacheAgreesWithEtcd(h *history.History, model func() *kubeModel, cfg c
 			it := &o.Response.Items[j]
 			served(it.Name, objRV(it), it.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
 		}
-		m.etcdListComplete(o, or, col)
+		etcdListComplete(m, o, or, col)
 	}
 	for _, kw := range m.watches {
 		w := kw.w
@@ -226,7 +226,7 @@ func checkCacheAgreesWithEtcd(h *history.History, model func() *kubeModel, cfg c
 // objects etcd held at the list's RV, where the etcd watch settles them
 // (it saw their last change before the RV, or it started before the
 // namespace held anything).
-func (m *kubeModel) etcdListComplete(o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
+func etcdListComplete(m *kubeModel, o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
 	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || !completeList(o) {
 		return
 	}

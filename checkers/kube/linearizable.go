@@ -35,7 +35,7 @@ func CheckLinearizable(h *history.History, cfg check.Config) check.Result {
 func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
 	h := m.h
 	col := check.NewCollector(cfg)
-	x := m.linIndex()
+	x := buildLinIndex(m)
 	writes, reads := 0, 0
 	for _, w := range m.writes {
 		if w.outcome != wAcked || w.rv == 0 {
@@ -51,7 +51,7 @@ func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
 		}
 	}
 	for _, c := range m.changes {
-		if v, bad := m.writeFits(c); bad {
+		if v, bad := writeFits(m, c); bad {
 			col.Add(v)
 		}
 	}
@@ -75,7 +75,7 @@ func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
 		}
 		reads++
 		lo, hi, loOp, hiOp := x.window(o)
-		v, bad := m.readFits(o, lo, hi)
+		v, bad := readFits(m, o, lo, hi)
 		if !bad {
 			continue
 		}
@@ -113,7 +113,7 @@ func hiText(hi int64) string {
 
 // writeFits judges a committed change against the object's state just
 // before it, where the history settles that state.
-func (m *kubeModel) writeFits(c *kchange) (check.Violation, bool) {
+func writeFits(m *kubeModel, c *kchange) (check.Violation, bool) {
 	o := c.obj
 	prev := o.at(c.rv - 1)
 	from := int64(0)
@@ -157,7 +157,7 @@ func (m *kubeModel) writeFits(c *kchange) (check.Violation, bool) {
 // readFits judges a consistent read, or a write refused with 404 or 409,
 // against the RVs [lo, hi] its state may come from. The returned
 // violation's message lacks its subject.
-func (m *kubeModel) readFits(o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
+func readFits(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
 	if o.Request.Verb == history.KubeList {
 		P, ok := facts.ParseRV(o.Response.ListRV)
 		if !ok {
@@ -174,7 +174,7 @@ func (m *kubeModel) readFits(o *history.KubeOperation, lo, hi int64) (check.Viol
 			return v, false
 		}
 		items := o.Response.Items
-		sc := m.listState(o, sel, P)
+		sc := listState(m, o, sel, P)
 		if len(sc.issues) == 0 {
 			return v, false
 		}
@@ -188,7 +188,7 @@ func (m *kubeModel) readFits(o *history.KubeOperation, lo, hi int64) (check.Viol
 		return v, true
 	}
 	if o.Request.Verb == history.KubeGet {
-		return m.getSeesBefore(o, lo, hi)
+		return getSeesBefore(m, o, lo, hi)
 	}
 	// A refused write: a read of the state that made it fail.
 	name := kopName(o)

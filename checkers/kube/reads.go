@@ -101,11 +101,11 @@ func checkConsistentRead(m *kubeModel, cfg check.Config) check.Result {
 					Client: o.Client, Revision: P, Want: fmt.Sprintf(">= %d", lo), Got: fmt.Sprint(P),
 					Operations: []int64{loOp, o.ID}})
 			}
-			m.reportListState(o, P, col, ErrConsistentRead, "on "+serverName(o.Server))
+			reportListState(m, o, P, col, ErrConsistentRead, "on "+serverName(o.Server))
 		case o.Request.Verb == history.KubeGet && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
 			judged++
 			servers[o.Server]++
-			if v, bad := m.getSeesBefore(o, lo, math.MaxInt64); bad {
+			if v, bad := getSeesBefore(m, o, lo, math.MaxInt64); bad {
 				v.Guarantee = ErrConsistentRead
 				v.Message = fmt.Sprintf("%s on %s (RV unset) %s; %d is the RV of operation %d, acknowledged before the "+
 					"get was called", opText(o), serverName(o.Server), v.Message, lo, loOp)
@@ -168,7 +168,7 @@ func checkListExact(m *kubeModel, cfg check.Config) check.Result {
 					Message: fmt.Sprintf("%s asked for exactly RV %d and answered at RV %d", opText(o), n, P),
 					Client:  o.Client, Revision: P, Want: fmt.Sprint(n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
 			}
-			m.reportListState(o, n, col, ErrListExact, "(Exact)")
+			reportListState(m, o, n, col, ErrListExact, "(Exact)")
 		}
 	}
 	figures := map[string]float64{"lists_judged": float64(judged), "expired": float64(expired)}
@@ -208,7 +208,7 @@ func checkListNotOlderThan(m *kubeModel, cfg check.Config) check.Result {
 				Message: fmt.Sprintf("%s asked for RV %d or newer and answered at RV %d", opText(o), n, P),
 				Client:  o.Client, Revision: P, Want: fmt.Sprintf(">= %d", n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
 		}
-		m.reportListState(o, P, col, ErrListNotOlderThan, "(NotOlderThan)")
+		reportListState(m, o, P, col, ErrListNotOlderThan, "(NotOlderThan)")
 	}
 	figures := map[string]float64{"lists_judged": float64(judged)}
 	if judged == 0 {
@@ -234,7 +234,7 @@ func CheckFutureRV(h *history.History, cfg check.Config) check.Result {
 func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 	h := m.h
 	col := check.NewCollector(cfg)
-	x := m.linIndex()
+	x := buildLinIndex(m)
 	judged, waited, tooLarge, unproven := 0, 0, 0, 0
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
@@ -245,7 +245,7 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 		if k != rkNotOlder && k != rkExact {
 			continue
 		}
-		below, proof := m.belowAfter(&x, o.Return)
+		below, proof := belowAfter(m, &x, o.Return)
 		if below >= n {
 			if lo, _ := m.seen.maxBefore(o.Call); lo < n {
 				unproven++ // maybe future, maybe reached meanwhile
@@ -298,7 +298,7 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 		} else if w.End != nil {
 			end = w.End.Time
 		}
-		below, proof := m.belowAfter(&x, end)
+		below, proof := belowAfter(m, &x, end)
 		if below >= n {
 			continue
 		}
@@ -366,7 +366,7 @@ func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
 			if hi < n {
 				continue // a future RV: kube/future-rv's
 			}
-			if v, bad := m.getSeesBefore(o, n, hi); bad {
+			if v, bad := getSeesBefore(m, o, n, hi); bad {
 				v.Guarantee = ErrStaleReadBound
 				v.Message = fmt.Sprintf("%s at RV %d (not older than %d) %s", opText(o), n, n, v.Message)
 				col.Add(v)
@@ -374,7 +374,7 @@ func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
 		case o.Request.Verb == history.KubeList && k == rkAny && o.Response != nil:
 			judged++
 			if P, ok := facts.ParseRV(o.Response.ListRV); ok {
-				m.reportListState(o, P, col, ErrStaleReadBound, "(RV \"0\")")
+				reportListState(m, o, P, col, ErrStaleReadBound, "(RV \"0\")")
 			}
 		}
 	}
@@ -387,13 +387,13 @@ func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
 
 // reportListState judges a list's items as the state at P and reports
 // every issue under g, prefixed with what the list was.
-func (m *kubeModel) reportListState(o *history.KubeOperation, P int64, col *check.Collector, g error, what string) {
+func reportListState(m *kubeModel, o *history.KubeOperation, P int64, col *check.Collector, g error, what string) {
 	sel, err := parseSelector(o.Request.LabelSelector)
 	if err != nil {
 		return
 	}
 	items := o.Response.Items
-	sc := m.listState(o, sel, P)
+	sc := listState(m, o, sel, P)
 	for _, iss := range sc.issues {
 		text, refs := m.issueText(iss, items, fmt.Sprint(P))
 		v := check.Violation{Guarantee: g, Message: fmt.Sprintf("%s %s at RV %d: %s", opText(o), what, P, text),
@@ -405,7 +405,7 @@ func (m *kubeModel) reportListState(o *history.KubeOperation, P int64, col *chec
 
 // listState judges a list answer's items as the state at P (complete
 // when the list came in one page), once per list and P.
-func (m *kubeModel) listState(o *history.KubeOperation, sel *labelSelector, P int64) stateCheck {
+func listState(m *kubeModel, o *history.KubeOperation, sel *labelSelector, P int64) stateCheck {
 	k := [2]int64{o.ID, P}
 	m.listStatesMu.Lock()
 	defer m.listStatesMu.Unlock()
@@ -424,7 +424,7 @@ func (m *kubeModel) listState(o *history.KubeOperation, sel *labelSelector, P in
 // its state may come from: the returned object is its object's state at
 // some RV there, or, for a 404, the object may be absent at some RV there.
 // The violation it returns lacks Guarantee and the message's subject.
-func (m *kubeModel) getSeesBefore(o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
+func getSeesBefore(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
 	name := o.Request.Name
 	ob := m.objs[name]
 	if ob == nil {
@@ -496,7 +496,7 @@ func (m *kubeModel) getSeesBefore(o *history.KubeOperation, lo, hi int64) (check
 // consistent list called after t answers at or above it... so the store
 // was below that write's RV, and at most that list's RV, after t), with
 // the operation that proves it; MaxInt64 if nothing does.
-func (m *kubeModel) belowAfter(x *linIndex, t time.Duration) (int64, int64) {
+func belowAfter(m *kubeModel, x *linIndex, t time.Duration) (int64, int64) {
 	w, wOp := x.hiW.minAfter(t)
 	if w != math.MaxInt64 {
 		w-- // the store was below the write's RV when it was called

@@ -73,11 +73,11 @@ func checkWatchFromRV(m *kubeModel, cfg check.Config) check.Result {
 			continue
 		}
 		judged++
-		m.fromRVBelow(kw, col)
-		m.fromRVUnexplained(kw, col)
-		e, u := m.fromRVComplete(kw, col)
+		fromRVBelow(m, kw, col)
+		fromRVUnexplained(m, kw, col)
+		e, u := fromRVComplete(m, kw, col)
 		expected, undetermined = expected+e, undetermined+u
-		m.fromRVPendingDeletes(kw, col)
+		fromRVPendingDeletes(m, kw, col)
 	}
 	figures := map[string]float64{"watches_judged": float64(judged), "changes_expected": float64(expected),
 		"changes_undetermined": float64(undetermined), "known_changes": float64(len(m.changes))}
@@ -278,7 +278,7 @@ func (kw *kwatch) lastObserved() int64 {
 }
 
 // fromRVBelow: nothing at or below the requested RV.
-func (m *kubeModel) fromRVBelow(kw *kwatch, col *check.Collector) {
+func fromRVBelow(m *kubeModel, kw *kwatch, col *check.Collector) {
 	if kw.mode != kwExplicit {
 		return
 	}
@@ -297,7 +297,7 @@ func (m *kubeModel) fromRVBelow(kw *kwatch, col *check.Collector) {
 }
 
 // fromRVUnexplained: every live event is a change the history knows.
-func (m *kubeModel) fromRVUnexplained(kw *kwatch, col *check.Collector) {
+func fromRVUnexplained(m *kubeModel, kw *kwatch, col *check.Collector) {
 	w := kw.w
 	for _, i := range kw.live {
 		e := &w.Events[i]
@@ -331,7 +331,7 @@ func (m *kubeModel) fromRVUnexplained(kw *kwatch, col *check.Collector) {
 // fromRVComplete: every change in (start, last] the watch owes, delivered
 // with its type and value (types only judged without a selector; with one,
 // kube/watch-selector judges them).
-func (m *kubeModel) fromRVComplete(kw *kwatch, col *check.Collector) (expected, undetermined int) {
+func fromRVComplete(m *kubeModel, kw *kwatch, col *check.Collector) (expected, undetermined int) {
 	w := kw.w
 	for _, c := range m.changesIn(kw.start, kw.last) {
 		typ, sure := m.expected(c, kw.sel)
@@ -345,7 +345,7 @@ func (m *kubeModel) fromRVComplete(kw *kwatch, col *check.Collector) (expected, 
 		expected++
 		i := kw.eventAt(c.rv)
 		if i < 0 || w.Events[i].Object.Name != c.obj.name {
-			col.Add(m.missedChange(kw, c, typ, i))
+			col.Add(missedChange(m, kw, c, typ, i))
 			continue
 		}
 		e := &w.Events[i]
@@ -378,7 +378,7 @@ func (m *kubeModel) fromRVComplete(kw *kwatch, col *check.Collector) (expected, 
 
 // missedChange reports a change the watch owed and did not deliver,
 // naming the events around the gap.
-func (m *kubeModel) missedChange(kw *kwatch, c *kchange, typ string, at int) check.Violation {
+func missedChange(m *kubeModel, kw *kwatch, c *kchange, typ string, at int) check.Violation {
 	w := kw.w
 	pos := sort.Search(len(kw.byRV), func(i int) bool { return kw.byRV[i].rv >= c.rv })
 	var near []history.KubeEventAt
@@ -413,7 +413,7 @@ func (m *kubeModel) missedChange(kw *kwatch, c *kchange, typ string, at int) che
 // fromRVPendingDeletes: an acknowledged delete no watch placed lies at an
 // RV in a known span; a watch without a selector whose window holds the
 // whole span owes its DELETED event.
-func (m *kubeModel) fromRVPendingDeletes(kw *kwatch, col *check.Collector) {
+func fromRVPendingDeletes(m *kubeModel, kw *kwatch, col *check.Collector) {
 	if kw.sel != nil || !kw.startKnown {
 		return
 	}

@@ -127,7 +127,7 @@ func checkWatchInitialState(m *kubeModel, cfg check.Config) check.Result {
 			continue
 		}
 		judged++
-		m.initialStateIssues(kw, col, ErrWatchInitialState, "initial state")
+		initialStateIssues(m, kw, col, ErrWatchInitialState, "initial state")
 	}
 	figures := map[string]float64{"watches_judged": float64(judged)}
 	if judged == 0 {
@@ -206,7 +206,7 @@ func checkWatchSelector(m *kubeModel, cfg check.Config) check.Result {
 			}
 			v := check.Violation{Guarantee: ErrWatchSelector,
 				Message: fmt.Sprintf("watch %d (client %d, selector %q) delivered %s for %s, which %s; want %s",
-					w.ID, w.Client, kw.sel.raw, kevText(*e), m.changeText(c), m.transition(c, kw.sel), want),
+					w.ID, w.Client, kw.sel.raw, kevText(*e), m.changeText(c), transition(m, c, kw.sel), want),
 				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: want, Got: e.Type,
 				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
 			m.evidence(&v, c.ref())
@@ -222,7 +222,7 @@ func checkWatchSelector(m *kubeModel, cfg check.Config) check.Result {
 			}
 			v := check.Violation{Guarantee: ErrWatchSelector,
 				Message: fmt.Sprintf("watch %d (client %d, selector %q) did not deliver %s for %s at RV %d, which %s",
-					w.ID, w.Client, kw.sel.raw, typ, m.changeText(c), c.rv, m.transition(c, kw.sel)),
+					w.ID, w.Client, kw.sel.raw, typ, m.changeText(c), c.rv, transition(m, c, kw.sel)),
 				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: typ, Got: "nothing"}
 			m.evidence(&v, c.ref())
 			col.Add(v)
@@ -412,7 +412,7 @@ func kubeFaultDuring(h *history.History, server string, from, to time.Duration) 
 // initialStateIssues reports the initial part of a watch that is not one
 // state, and later events at or below the state's RV. Selector mismatches
 // are kube/watch-selector's.
-func (m *kubeModel) initialStateIssues(kw *kwatch, col *check.Collector, g error, what string) {
+func initialStateIssues(m *kubeModel, kw *kwatch, col *check.Collector, g error, what string) {
 	w := kw.w
 	rvText := stateRVText(kw.sLo, kw.sHi)
 	for _, iss := range kw.state.issues {
@@ -444,7 +444,7 @@ func (m *kubeModel) initialStateIssues(kw *kwatch, col *check.Collector, g error
 }
 
 // transition says what a change did to an object with respect to sel.
-func (m *kubeModel) transition(c *kchange, sel *labelSelector) string {
+func transition(m *kubeModel, c *kchange, sel *labelSelector) string {
 	prev := c.obj.at(c.rv - 1)
 	prevM, newM := prev.exists() && sel.matches(prev.labels), c.exists() && sel.matches(c.labels)
 	switch {

@@ -110,7 +110,7 @@ func checkWatchlistInitialEvents(m *kubeModel, cfg check.Config) check.Result {
 			}
 			col.Add(v)
 		}
-		m.initialStateIssues(kw, col, ErrWatchlistInitialEvents, "initial events")
+		initialStateIssues(m, kw, col, ErrWatchlistInitialEvents, "initial events")
 	}
 	figures := map[string]float64{"watches_judged": float64(judged), "unsupported": float64(unsupported),
 		"without_bookmarks": float64(noBookmarks), "ended_before_the_bookmark": float64(cutShort)}

@@ -86,7 +86,7 @@ func checkOptimisticConcurrency(m *kubeModel, cfg check.Config) check.Result {
 			}
 		}
 		if w.outcome == wAcked && uid != "" {
-			if have, proof := m.acceptedUID(w); have != "" && have != uid {
+			if have, proof := acceptedUID(m, w); have != "" && have != uid {
 				v := base
 				v.Message = fmt.Sprintf("%s was accepted with uid precondition %s, but the object it changed has uid %s",
 					opText(o), uid, have)
@@ -147,7 +147,7 @@ func checkOptimisticConcurrency(m *kubeModel, cfg check.Config) check.Result {
 		}
 		for _, race := range concurrentUpdates(ws) {
 			races++
-			if v, bad := m.raceWithoutWinner(race, k.name, k.p); bad {
+			if v, bad := raceWithoutWinner(m, race, k.name, k.p); bad {
 				col.Add(v)
 			} else {
 				won++
@@ -217,7 +217,7 @@ func (x *linIndex) window(o *history.KubeOperation) (lo, hi, loOp, hiOp int64) {
 // changed, and the write whose answer shows it: the update's own answer,
 // or, for a placed delete, the last acknowledged create or update of the
 // object before the deletion (the same incarnation).
-func (m *kubeModel) acceptedUID(w *kwrite) (string, *kwrite) {
+func acceptedUID(m *kubeModel, w *kwrite) (string, *kwrite) {
 	if w.verb == history.KubeUpdate {
 		if r := w.op.Response; r != nil && r.Object != nil {
 			return r.Object.UID, w
@@ -240,7 +240,7 @@ func (m *kubeModel) acceptedUID(w *kwrite) (string, *kwrite) {
 // nothing else wrote the object in between: all were answered, all 409,
 // the object was at RV p, and its next change the history knows (or may
 // not know) comes from a write called after the race ended.
-func (m *kubeModel) raceWithoutWinner(race []*kwrite, name string, p int64) (check.Violation, bool) {
+func raceWithoutWinner(m *kubeModel, race []*kwrite, name string, p int64) (check.Violation, bool) {
 	var end time.Duration
 	for _, w := range race {
 		if w.outcome == wAcked {
@@ -282,8 +282,8 @@ func (m *kubeModel) raceWithoutWinner(race []*kwrite, name string, p int64) (che
 // used as a bound it would put the blame on every operation that came
 // before it, which did nothing wrong. Its own violation is reported where
 // it is judged.
-func (m *kubeModel) linIndex() linIndex {
-	lists := m.consistentLists()
+func buildLinIndex(m *kubeModel) linIndex {
+	lists := consistentListOps(m)
 	writesOnly := linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(nil, false)}
 	var hiL []tent
 	for _, o := range lists {
@@ -292,7 +292,7 @@ func (m *kubeModel) linIndex() linIndex {
 			continue
 		}
 		lo, hi, _, _ := writesOnly.window(o)
-		if _, bad := m.readFits(o, lo, hi); bad {
+		if _, bad := readFits(m, o, lo, hi); bad {
 			continue
 		}
 		hiL = append(hiL, tent{o.Call, n, o.ID})
@@ -301,7 +301,7 @@ func (m *kubeModel) linIndex() linIndex {
 }
 
 // consistentLists are the answered lists with RV unset.
-func (m *kubeModel) consistentLists() []*history.KubeOperation {
+func consistentListOps(m *kubeModel) []*history.KubeOperation {
 	var out []*history.KubeOperation
 	for i := range m.h.KubeOps {
 		o := &m.h.KubeOps[i]
