@@ -153,11 +153,11 @@ func CheckRecovery(h *history.History, cfg check.Config) check.Result {
 	return checkRecovery(h, func() *kubeModel { return buildKubeModel(h) }, cfg)
 }
 
-func checkRecovery(h *history.History, model func() *kubeModel, cfg check.Config) check.Result {
+func checkRecovery(h *history.History, buildModel func() *kubeModel, cfg check.Config) check.Result {
 	if len(h.Faults) == 0 {
 		return check.Skip(NameRecovery, "the history has no fault", map[string]float64{})
 	}
-	m := model()
+	m := buildModel()
 	col := check.NewCollector(cfg)
 	type ack struct {
 		t  time.Duration

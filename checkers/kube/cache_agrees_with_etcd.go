@@ -109,13 +109,13 @@ func CheckCacheAgreesWithEtcd(h *history.History, cfg check.Config) check.Result
 	return checkCacheAgreesWithEtcd(h, func() *kubeModel { return buildKubeModel(h) }, cfg)
 }
 
-func checkCacheAgreesWithEtcd(h *history.History, model func() *kubeModel, cfg check.Config) check.Result {
+func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *kubeModel, cfg check.Config) check.Result {
 	or := newEtcdOracle(h)
 	if or == nil {
 		return check.Skip(NameCacheAgreesWithEtcd, "the history has no etcd watch of the API server's keys (vigil did not "+
 			"run the etcd under the API server)", map[string]float64{})
 	}
-	m := model()
+	m := buildModel()
 	col := check.NewCollector(cfg)
 	judged := 0
 	reported := map[[2]string]bool{}
