@@ -6,6 +6,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -41,16 +42,16 @@ func TestLabelSelector(t *testing.T) {
 		{"g in (a,b)", true}, {"g in (b, c)", false}, {"g notin (b)", true}, {"tier", true}, {"!tier", false},
 		{"!missing", true}, {"g=a,tier=web", true}, {"g=a, tier=db", false}, {"missing!=x", true},
 	} {
-		s, err := parseSelector(c.sel)
+		s, err := model.ParseSelector(c.sel)
 		if err != nil {
 			t.Fatalf("%q: %v", c.sel, err)
 		}
-		if got := s.matches(labels); got != c.want {
+		if got := s.Matches(labels); got != c.want {
 			t.Errorf("%q matches %v = %v, want %v", c.sel, labels, got, c.want)
 		}
 	}
 	for _, bad := range []string{"g in a", "g,", "a b c"} {
-		if _, err := parseSelector(bad); err == nil {
+		if _, err := model.ParseSelector(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -29,26 +30,26 @@ const (
 // in its last 5 s. (A server serving watches from etcd, with the watch
 // cache off, sends none: that is reported here, as a warning.)
 func CheckBookmarks(h *history.History, cfg check.Config) check.Result {
-	return checkBookmarks(buildKubeModel(h), cfg)
+	return checkBookmarks(model.Build(h), cfg)
 }
 
-func checkBookmarks(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkBookmarks(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	bookmarks, periodic, judged := 0, 0, 0
-	for _, kw := range m.watches {
-		w := kw.w
-		if kw.mode == kwRefused {
+	for _, kw := range m.Watches {
+		w := kw.Stream
+		if kw.Mode == model.WatchRefused {
 			continue
 		}
 		var lastEv, lastBM int64
 		lastAt := w.Call
 		var bmTimes []time.Duration
-		for i := 0; i < kw.liveEnd(); i++ {
+		for i := 0; i < kw.LiveEnd(); i++ {
 			e := &w.Events[i]
-			rv := kw.rv(i)
+			rv := kw.Rv(i)
 			if e.Type != history.KubeBookmark {
-				if i >= kw.initN {
+				if i >= kw.InitN {
 					lastEv = max(lastEv, rv)
 				}
 				continue
@@ -56,10 +57,10 @@ func checkBookmarks(m *kubeModel, cfg check.Config) check.Result {
 			bookmarks++
 			bmTimes = append(bmTimes, e.Time)
 			base := check.Violation{Guarantee: ErrBookmarks, Watch: w.ID, Client: w.Client, Revision: rv,
-				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+				KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
 			if !w.Request.AllowBookmarks {
 				v := base
-				v.Message = fmt.Sprintf("watch %d (client %d) did not allow bookmarks and received %s", w.ID, w.Client, kevText(*e))
+				v.Message = fmt.Sprintf("watch %d (client %d) did not allow bookmarks and received %s", w.ID, w.Client, model.EventText(*e))
 				v.Want, v.Got = "no BOOKMARK", "BOOKMARK"
 				col.Add(v)
 			}
@@ -70,7 +71,7 @@ func checkBookmarks(m *kubeModel, cfg check.Config) check.Result {
 				v.Want, v.Got = "only an RV", e.Object.Name
 				col.Add(v)
 			}
-			if i < kw.initN {
+			if i < kw.InitN {
 				lastBM = max(lastBM, rv)
 				continue // the initial-events-end bookmark: kube/watchlist-initial-events judges it
 			}
@@ -84,7 +85,7 @@ func checkBookmarks(m *kubeModel, cfg check.Config) check.Result {
 			}
 			lastBM = max(lastBM, rv)
 		}
-		if !w.Request.AllowBookmarks || kw.mode == kwUnjudged {
+		if !w.Request.AllowBookmarks || kw.Mode == model.WatchUnjudged {
 			continue
 		}
 		judged++
@@ -106,7 +107,7 @@ func checkBookmarks(m *kubeModel, cfg check.Config) check.Result {
 			lastAt = t
 		}
 		T := time.Duration(w.Request.TimeoutSeconds) * time.Second
-		if T < bookmarkMinTimeout || w.End == nil || w.End.Reason != history.EndServer || kw.errIdx >= 0 ||
+		if T < bookmarkMinTimeout || w.End == nil || w.End.Reason != history.EndServer || kw.ErrIdx >= 0 ||
 			w.End.Time-w.Call < T-watchTimeoutEarly {
 			continue
 		}
@@ -150,10 +151,10 @@ const recoveryGrace = 5 * time.Second
 // let pass too); an ERROR or refusal with another code during or just
 // after a fault is reported.
 func CheckRecovery(h *history.History, cfg check.Config) check.Result {
-	return checkRecovery(h, func() *kubeModel { return buildKubeModel(h) }, cfg)
+	return checkRecovery(h, func() *model.Model { return model.Build(h) }, cfg)
 }
 
-func checkRecovery(h *history.History, buildModel func() *kubeModel, cfg check.Config) check.Result {
+func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check.Config) check.Result {
 	if len(h.Faults) == 0 {
 		return check.Skip(NameRecovery, "the history has no fault", map[string]float64{})
 	}
@@ -162,25 +163,25 @@ func checkRecovery(h *history.History, buildModel func() *kubeModel, cfg check.C
 	type ack struct {
 		t  time.Duration
 		rv int64
-		c  *kchange
+		c  *model.Change
 	}
 	var acks []ack
-	for _, c := range m.changes {
-		if c.w.outcome == wAcked && c.w.how == (kref{}) {
-			acks = append(acks, ack{c.w.op.Return, c.rv, c})
+	for _, c := range m.Changes {
+		if c.Write.Outcome == model.WriteAcked && c.Write.How == (model.Ref{}) {
+			acks = append(acks, ack{c.Write.Op.Return, c.Rv, c})
 		}
 	}
 	sort.Slice(acks, func(i, j int) bool { return acks[i].t < acks[j].t })
 	across, ended := 0, 0
-	for _, kw := range m.watches {
-		w := kw.w
-		if kw.mode == kwUnjudged {
+	for _, kw := range m.Watches {
+		w := kw.Stream
+		if kw.Mode == model.WatchUnjudged {
 			continue
 		}
 		var st *history.KubeStatus
 		var stIdx = -1
-		if kw.errIdx >= 0 {
-			st, stIdx = w.Events[kw.errIdx].Status, kw.errIdx
+		if kw.ErrIdx >= 0 {
+			st, stIdx = w.Events[kw.ErrIdx].Status, kw.ErrIdx
 		} else if w.End != nil && w.End.Status != nil {
 			st = w.End.Status
 		}
@@ -195,17 +196,17 @@ func checkRecovery(h *history.History, buildModel func() *kubeModel, cfg check.C
 				if !ok {
 					v := check.Violation{Guarantee: ErrRecovery, Watch: w.ID, Client: w.Client,
 						Message: fmt.Sprintf("watch %d (client %d) failed with %s during or just after fault %s (%d)", w.ID,
-							w.Client, statusText(st), f.Name, f.ID),
-						Want: "410 or 429", Got: statusText(st)}
+							w.Client, model.StatusText(st), f.Name, f.ID),
+						Want: "410 or 429", Got: model.StatusText(st)}
 					if stIdx >= 0 {
-						v.KubeEvents = []history.KubeEventAt{kevAt(w, stIdx)}
+						v.KubeEvents = []history.KubeEventAt{model.EventAt(w, stIdx)}
 					}
 					col.Add(v)
 				}
 			}
 			continue
 		}
-		if !kw.startKnown || (w.End != nil && w.End.Reason != history.EndClient) {
+		if !kw.StartKnown || (w.End != nil && w.End.Reason != history.EndClient) {
 			continue
 		}
 		end := time.Duration(1<<62 - 1)
@@ -217,26 +218,26 @@ func checkRecovery(h *history.History, buildModel func() *kubeModel, cfg check.C
 				continue
 			}
 			across++
-			var owed *kchange
+			var owed *model.Change
 			i := sort.Search(len(acks), func(i int) bool { return acks[i].t > f.End+recoveryGrace })
 			for ; i < len(acks) && acks[i].t < end-recoveryGrace; i++ {
 				a := acks[i]
-				if a.rv <= kw.start {
+				if a.rv <= kw.Start {
 					continue
 				}
-				if typ, sure := m.expected(a.c, kw.sel); typ != "" && sure && (owed == nil || a.rv > owed.rv) {
+				if typ, sure := m.Expected(a.c, kw.Sel); typ != "" && sure && (owed == nil || a.rv > owed.Rv) {
 					owed = a.c
 				}
 			}
-			if owed == nil || kw.last >= owed.rv {
+			if owed == nil || kw.Last >= owed.Rv {
 				continue
 			}
-			v := check.Violation{Guarantee: ErrRecovery, Watch: w.ID, Client: w.Client, Key: owed.obj.name, Revision: owed.rv,
+			v := check.Violation{Guarantee: ErrRecovery, Watch: w.ID, Client: w.Client, Key: owed.Obj.Name, Revision: owed.Rv,
 				Message: fmt.Sprintf("watch %d (client %d) stayed open after fault %s (%d) healed at %.1fs, but it silently "+
 					"stopped: it reached only RV %d, not the change of %s at RV %d (%s, acknowledged at %.1fs)", w.ID, w.Client,
-					f.Name, f.ID, f.End.Seconds(), kw.last, owed.obj.name, owed.rv, m.changeText(owed), owed.w.op.Return.Seconds()),
-				Want: fmt.Sprintf(">= %d", owed.rv), Got: fmt.Sprint(kw.last)}
-			m.evidence(&v, owed.ref())
+					f.Name, f.ID, f.End.Seconds(), kw.Last, owed.Obj.Name, owed.Rv, m.ChangeText(owed), owed.Write.Op.Return.Seconds()),
+				Want: fmt.Sprintf(">= %d", owed.Rv), Got: fmt.Sprint(kw.Last)}
+			m.Evidence(&v, owed.Ref())
 			col.Add(v)
 			break
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -23,7 +24,7 @@ type etcdOracle struct {
 	at      map[int64]*etcdChange
 	revs    []int64
 	byName  map[string][]int64
-	covered ivs
+	covered model.Intervals
 }
 
 func newEtcdOracle(h *history.History) *etcdOracle {
@@ -74,7 +75,7 @@ func newEtcdOracle(h *history.History) *etcdOracle {
 		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
 	}
 	sort.Slice(o.covered, func(i, j int) bool { return o.covered[i][0] < o.covered[j][0] })
-	var merged ivs
+	var merged model.Intervals
 	for _, iv := range o.covered {
 		if n := len(merged); n > 0 && iv[0] <= merged[n-1][1]+1 {
 			merged[n-1][1] = max(merged[n-1][1], iv[1])
@@ -106,10 +107,10 @@ func (o *etcdOracle) segment(rev int64) ([2]int64, bool) {
 // right type; a complete list without a selector holds exactly the
 // objects etcd held at the list's RV.
 func CheckCacheAgreesWithEtcd(h *history.History, cfg check.Config) check.Result {
-	return checkCacheAgreesWithEtcd(h, func() *kubeModel { return buildKubeModel(h) }, cfg)
+	return checkCacheAgreesWithEtcd(h, func() *model.Model { return model.Build(h) }, cfg)
 }
 
-func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *kubeModel, cfg check.Config) check.Result {
+func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *model.Model, cfg check.Config) check.Result {
 	or := newEtcdOracle(h)
 	if or == nil {
 		return check.Skip(NameCacheAgreesWithEtcd, "the history has no etcd watch of the API server's keys (vigil did not "+
@@ -120,7 +121,7 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *kubeModel, 
 	judged := 0
 	reported := map[[2]string]bool{}
 	served := func(name string, rv int64, value, typ string, selector bool, mk func() check.Violation) {
-		if m.objs[name] == nil || rv == 0 {
+		if m.Objs[name] == nil || rv == 0 {
 			return
 		}
 		if _, ok := or.segment(rv); !ok {
@@ -163,41 +164,41 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *kubeModel, 
 			continue
 		}
 		v := func() check.Violation {
-			return check.Violation{Client: o.Client, Message: opText(o), Operations: []int64{o.ID}}
+			return check.Violation{Client: o.Client, Message: model.OpText(o), Operations: []int64{o.ID}}
 		}
 		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete {
-			served(ob.Name, objRV(ob), ob.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
+			served(ob.Name, model.ObjRV(ob), ob.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
 		}
 		for j := range o.Response.Items {
 			it := &o.Response.Items[j]
-			served(it.Name, objRV(it), it.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
+			served(it.Name, model.ObjRV(it), it.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
 		}
 		etcdListComplete(m, o, or, col)
 	}
-	for _, kw := range m.watches {
-		w := kw.w
-		for i := 0; i < kw.liveEnd(); i++ {
+	for _, kw := range m.Watches {
+		w := kw.Stream
+		for i := 0; i < kw.LiveEnd(); i++ {
 			e := &w.Events[i]
 			if e.Object == nil || e.Type == history.KubeBookmark {
 				continue
 			}
-			served(e.Object.Name, kw.rv(i), e.Object.Value, e.Type, kw.sel != nil, func() check.Violation {
+			served(e.Object.Name, kw.Rv(i), e.Object.Value, e.Type, kw.Sel != nil, func() check.Violation {
 				return check.Violation{Watch: w.ID, Client: w.Client, Message: fmt.Sprintf("watch %d (client %d)", w.ID, w.Client),
-					KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
 			})
 		}
-		if kw.sel != nil || !kw.startKnown || kw.mode == kwRefused || kw.mode == kwUnjudged {
+		if kw.Sel != nil || !kw.StartKnown || kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged {
 			continue
 		}
-		i := sort.Search(len(or.revs), func(i int) bool { return or.revs[i] > kw.start })
-		for ; i < len(or.revs) && or.revs[i] <= kw.last; i++ {
+		i := sort.Search(len(or.revs), func(i int) bool { return or.revs[i] > kw.Start })
+		for ; i < len(or.revs) && or.revs[i] <= kw.Last; i++ {
 			rev := or.revs[i]
 			c := or.at[rev]
-			if m.objs[c.name] == nil {
+			if m.Objs[c.name] == nil {
 				continue
 			}
 			judged++
-			j := kw.eventAt(rev)
+			j := kw.EventAt(rev)
 			if j >= 0 && w.Events[j].Object.Name == c.name && w.Events[j].Type == c.typ {
 				continue
 			}
@@ -205,12 +206,12 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *kubeModel, 
 			v := check.Violation{Guarantee: ErrCacheAgreesWithEtcd, Watch: w.ID, Client: w.Client, Key: c.name, Revision: rev,
 				Want: fmt.Sprintf("%s %s at RV %d", c.typ, c.name, rev), Events: []history.EventAt{c.ev}}
 			if j >= 0 {
-				got = kevText(w.Events[j])
-				v.KubeEvents = []history.KubeEventAt{kevAt(w, j)}
+				got = model.EventText(w.Events[j])
+				v.KubeEvents = []history.KubeEventAt{model.EventAt(w, j)}
 			}
 			v.Got = got
 			v.Message = fmt.Sprintf("watch %d (client %d) delivered %s where etcd committed a %s of %s at revision %d; the watch "+
-				"vouches for RVs %d..%d", w.ID, w.Client, got, c.typ, c.name, rev, kw.start+1, kw.last)
+				"vouches for RVs %d..%d", w.ID, w.Client, got, c.typ, c.name, rev, kw.Start+1, kw.Last)
 			col.Add(v)
 		}
 	}
@@ -226,7 +227,7 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *kubeModel, 
 // objects etcd held at the list's RV, where the etcd watch settles them
 // (it saw their last change before the RV, or it started before the
 // namespace held anything).
-func etcdListComplete(m *kubeModel, o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
+func etcdListComplete(m *model.Model, o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
 	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || !completeList(o) {
 		return
 	}
@@ -244,7 +245,7 @@ func etcdListComplete(m *kubeModel, o *history.KubeOperation, or *etcdOracle, co
 		in[it.Name] = true
 	}
 	for name, revs := range or.byName {
-		if m.objs[name] == nil {
+		if m.Objs[name] == nil {
 			continue
 		}
 		i := sort.Search(len(revs), func(i int) bool { return revs[i] > P })
@@ -261,11 +262,11 @@ func etcdListComplete(m *kubeModel, o *history.KubeOperation, or *etcdOracle, co
 		v := check.Violation{Guarantee: ErrCacheAgreesWithEtcd, Client: o.Client, Key: name, Revision: P,
 			Operations: []int64{o.ID}}
 		if exists {
-			v.Message = fmt.Sprintf("%s answered at RV %d without %s, which etcd held then (%s at revision %d)", opText(o), P,
+			v.Message = fmt.Sprintf("%s answered at RV %d without %s, which etcd held then (%s at revision %d)", model.OpText(o), P,
 				name, c.typ, revs[i-1])
 			v.Want, v.Got, v.Events = name, "absent", []history.EventAt{c.ev}
 		} else {
-			v.Message = fmt.Sprintf("%s answered at RV %d with %s, which etcd did not hold then", opText(o), P, name)
+			v.Message = fmt.Sprintf("%s answered at RV %d with %s, which etcd did not hold then", model.OpText(o), P, name)
 			v.Want, v.Got = "absent", name
 			if c != nil {
 				v.Message += fmt.Sprintf(" (deleted at revision %d)", revs[i-1])

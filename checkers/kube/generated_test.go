@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -42,7 +43,7 @@ func TestKubeGeneratedHistoryCaught(t *testing.T) {
 	w.Events = append(w.Events[:len(w.Events)/2:len(w.Events)/2], w.Events[len(w.Events)/2+1:]...)
 	r := CheckWatchFromRV(h, check.DefaultConfig())
 	if r.Verdict != check.Fail || r.Violations[0].Watch != w.ID || fmt.Sprint(r.Violations[0].Revision) != dropped.Object.ResourceVersion {
-		t.Errorf("dropping %s: %s %s", kevText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
+		t.Errorf("dropping %s: %s %s", model.EventText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
 	}
 	if r := CheckWatchAgreement(h, check.DefaultConfig()); r.Verdict != check.Fail {
 		t.Errorf("kube/watch-agreement missed the dropped event: %s", r.Verdict)
@@ -115,7 +116,7 @@ func maxWriteRV(h *history.History) int64 {
 	var top int64
 	for i := range h.KubeOps {
 		if o := &h.KubeOps[i]; o.Request.Verb.IsWrite() && o.Response != nil {
-			top = max(top, objRV(o.Response.Object))
+			top = max(top, model.ObjRV(o.Response.Object))
 		}
 	}
 	return top

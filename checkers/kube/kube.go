@@ -1,12 +1,10 @@
 package kube
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/vigil-suite/vigil/checkers/check"
-	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -24,12 +22,12 @@ import (
 // a list run on another history derives it again.
 func Checks() []check.Check {
 	s := &kubeShared{}
-	on := func(f func(*kubeModel, check.Config) check.Result) func(*history.History, check.Config) check.Result {
+	on := func(f func(*model.Model, check.Config) check.Result) func(*history.History, check.Config) check.Result {
 		return func(h *history.History, cfg check.Config) check.Result { return f(s.model(h), cfg) }
 	}
-	lazy := func(f func(*history.History, func() *kubeModel, check.Config) check.Result) func(*history.History, check.Config) check.Result {
+	lazy := func(f func(*history.History, func() *model.Model, check.Config) check.Result) func(*history.History, check.Config) check.Result {
 		return func(h *history.History, cfg check.Config) check.Result {
-			return f(h, func() *kubeModel { return s.model(h) }, cfg)
+			return f(h, func() *model.Model { return s.model(h) }, cfg)
 		}
 	}
 	return []check.Check{
@@ -65,82 +63,17 @@ func Checks() []check.Check {
 type kubeShared struct {
 	mu sync.Mutex
 	h  *history.History
-	m  *kubeModel
+	m  *model.Model
 }
 
-func (s *kubeShared) model(h *history.History) *kubeModel {
+func (s *kubeShared) model(h *history.History) *model.Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h != h {
-		s.h, s.m = h, buildKubeModel(h)
+		s.h, s.m = h, model.Build(h)
 	}
 	return s.m
 }
-
-// objRV is an object's RV, 0 when absent or not well-formed.
-func objRV(o *history.Object) int64 {
-	if o == nil {
-		return 0
-	}
-	n, _ := facts.ParseRV(o.ResourceVersion)
-	return n
-}
-
-// kevAt returns the evidence form of event i of watch w.
-func kevAt(w *history.KubeWatchStream, i int) history.KubeEventAt {
-	return history.KubeEventAt{Index: i, Event: w.Events[i]}
-}
-
-// kevText describes an event for messages: type, name, RV, value.
-func kevText(e history.KubeEvent) string {
-	switch {
-	case e.Type == history.KubeError && e.Status != nil:
-		return fmt.Sprintf("ERROR %d %s", e.Status.Code, e.Status.Reason)
-	case e.Object == nil:
-		return e.Type
-	case e.Type == history.KubeBookmark:
-		return fmt.Sprintf("BOOKMARK rv=%s", e.Object.ResourceVersion)
-	}
-	s := fmt.Sprintf("%s %s rv=%s", e.Type, e.Object.Name, e.Object.ResourceVersion)
-	if e.Object.Value != "" {
-		s += fmt.Sprintf(" value=%q", e.Object.Value)
-	}
-	return s
-}
-
-// statusText describes a Status answer.
-func statusText(s *history.KubeStatus) string {
-	if s == nil {
-		return "no status"
-	}
-	if s.Reason != "" {
-		return fmt.Sprintf("%d %s", s.Code, s.Reason)
-	}
-	return fmt.Sprint(s.Code)
-}
-
-// opText describes an operation briefly: id, client, verb and name.
-func opText(o *history.KubeOperation) string {
-	s := fmt.Sprintf("operation %d (client %d, %s", o.ID, o.Client, o.Request.Verb)
-	if n := kopName(o); n != "" {
-		s += " " + n
-	}
-	return s + ")"
-}
-
-// kopName is the object an operation is about ("" for a list).
-func kopName(o *history.KubeOperation) string {
-	if o.Request.Name != "" {
-		return o.Request.Name
-	}
-	if o.Request.Object != nil {
-		return o.Request.Object.Name
-	}
-	return ""
-}
-
-// isExpired reports a 410 answer.
-func isExpired(s *history.KubeStatus) bool { return s != nil && s.Code == 410 }
 
 // kubeSkipReason says why a Kubernetes check has nothing to judge.
 func kubeSkipReason(h *history.History, what string) string {
@@ -149,6 +82,3 @@ func kubeSkipReason(h *history.History, what string) string {
 	}
 	return what
 }
-
-// joinWords joins with commas, for messages.
-func joinWords(parts []string) string { return strings.Join(parts, ", ") }

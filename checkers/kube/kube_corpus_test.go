@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -47,6 +48,6 @@ func TestKubeCorpus(t *testing.T) {
 	w.Events = append(w.Events[:i:i], w.Events[i+1:]...)
 	r := CheckWatchFromRV(h, check.DefaultConfig())
 	if r.Verdict != check.Fail || r.Violations[0].Watch != w.ID || r.Violations[0].Key != dropped.Object.Name {
-		t.Errorf("dropping watch %d's %s: %s %s", w.ID, kevText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
+		t.Errorf("dropping watch %d's %s: %s %s", w.ID, model.EventText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -29,28 +30,28 @@ import (
 // somewhere between its bounds. Polynomial: each operation is judged
 // against the object's timeline with a few binary searches.
 func CheckLinearizable(h *history.History, cfg check.Config) check.Result {
-	return checkLinearizable(buildKubeModel(h), cfg)
+	return checkLinearizable(model.Build(h), cfg)
 }
 
-func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkLinearizable(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	x := buildLinIndex(m)
 	writes, reads := 0, 0
-	for _, w := range m.writes {
-		if w.outcome != wAcked || w.rv == 0 {
+	for _, w := range m.Writes {
+		if w.Outcome != model.WriteAcked || w.Rv == 0 {
 			continue
 		}
 		writes++
-		if prev, id := m.lo.maxBefore(w.op.Call); prev >= w.rv && id != w.op.ID {
+		if prev, id := m.Lo.MaxBefore(w.Op.Call); prev >= w.Rv && id != w.Op.ID {
 			col.Add(check.Violation{Guarantee: ErrLinearizable,
 				Message: fmt.Sprintf("%s was called after operation %d had been acknowledged at RV %d, yet it took effect at RV %d",
-					opText(w.op), id, prev, w.rv),
-				Client: w.op.Client, Key: w.name, Revision: w.rv, Want: fmt.Sprintf("> %d", prev), Got: fmt.Sprint(w.rv),
-				Operations: []int64{id, w.op.ID}})
+					model.OpText(w.Op), id, prev, w.Rv),
+				Client: w.Op.Client, Key: w.Name, Revision: w.Rv, Want: fmt.Sprintf("> %d", prev), Got: fmt.Sprint(w.Rv),
+				Operations: []int64{id, w.Op.ID}})
 		}
 	}
-	for _, c := range m.changes {
+	for _, c := range m.Changes {
 		if v, bad := writeFits(m, c); bad {
 			col.Add(v)
 		}
@@ -60,7 +61,7 @@ func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
 		verb := o.Request.Verb
 		switch {
 		case verb == history.KubeGet || verb == history.KubeList:
-			if k, _ := readKindOf(o.Request); k != rkConsistent {
+			if k, _ := model.ReadKindOf(o.Request); k != model.ReadConsistent {
 				continue
 			}
 			if o.Response == nil && !(verb == history.KubeGet && o.Status != nil && o.Status.Code == 404) {
@@ -80,7 +81,7 @@ func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
 			continue
 		}
 		v.Guarantee = ErrLinearizable
-		v.Message = fmt.Sprintf("%s %s; it must reflect the state at an RV from %d (%s) to %s (%s)", opText(o), v.Message,
+		v.Message = fmt.Sprintf("%s %s; it must reflect the state at an RV from %d (%s) to %s (%s)", model.OpText(o), v.Message,
 			lo, boundText(loOp, "acknowledged before it was called"), hiText(hi), boundText(hiOp, "called after it returned"))
 		for _, id := range []int64{loOp, hiOp} {
 			if id != 0 && !facts.ContainsID(v.Operations, id) {
@@ -89,8 +90,8 @@ func checkLinearizable(m *kubeModel, cfg check.Config) check.Result {
 		}
 		col.Add(v)
 	}
-	figures := map[string]float64{"writes": float64(writes), "reads": float64(reads), "known_changes": float64(len(m.changes)),
-		"foreign_objects_seen": float64(m.foreign), "values_reused": float64(m.valueReuse)}
+	figures := map[string]float64{"writes": float64(writes), "reads": float64(reads), "known_changes": float64(len(m.Changes)),
+		"foreign_objects_seen": float64(m.Foreign), "values_reused": float64(m.ValueReuse)}
 	if writes+reads == 0 {
 		return check.Skip(NameLinearizable, kubeSkipReason(h, "no acknowledged write and no consistent read"), figures)
 	}
@@ -113,40 +114,40 @@ func hiText(hi int64) string {
 
 // writeFits judges a committed change against the object's state just
 // before it, where the history settles that state.
-func writeFits(m *kubeModel, c *kchange) (check.Violation, bool) {
-	o := c.obj
-	prev := o.at(c.rv - 1)
+func writeFits(m *model.Model, c *model.Change) (check.Violation, bool) {
+	o := c.Obj
+	prev := o.At(c.Rv - 1)
 	from := int64(0)
 	if prev != nil {
-		from = prev.rv
+		from = prev.Rv
 	}
-	w := c.w
-	v := check.Violation{Guarantee: ErrLinearizable, Client: w.op.Client, Key: o.name, Revision: c.rv,
-		Operations: []int64{w.op.ID}}
+	w := c.Write
+	v := check.Violation{Guarantee: ErrLinearizable, Client: w.Op.Client, Key: o.Name, Revision: c.Rv,
+		Operations: []int64{w.Op.ID}}
 	if prev != nil {
-		m.evidence(&v, prev.ref())
+		m.Evidence(&v, prev.Ref())
 	}
-	if w.how != (kref{}) {
-		m.evidence(&v, w.how)
+	if w.How != (model.Ref{}) {
+		m.Evidence(&v, w.How)
 	}
 	switch {
-	case w.verb == history.KubeCreate && prev.exists() && o.settled(from, c.rv-1, false):
+	case w.Verb == history.KubeCreate && prev.Exists() && o.Settled(from, c.Rv-1, false):
 		v.Message = fmt.Sprintf("%s created %s at RV %d, but it existed then: %s made it at RV %d and nothing removed it",
-			opText(w.op), o.name, c.rv, m.changeText(prev), prev.rv)
+			model.OpText(w.Op), o.Name, c.Rv, m.ChangeText(prev), prev.Rv)
 		v.Want, v.Got = "409 AlreadyExists", "created"
 		return v, true
-	case w.verb != history.KubeCreate && !prev.exists() && spanIn(o.putSpans, from, c.rv-1) == nil:
+	case w.Verb != history.KubeCreate && !prev.Exists() && model.SpanIn(o.PutSpans, from, c.Rv-1) == nil:
 		what := "it was never created before"
 		if prev != nil {
-			what = fmt.Sprintf("%s deleted it at RV %d", m.changeText(prev), prev.rv)
+			what = fmt.Sprintf("%s deleted it at RV %d", m.ChangeText(prev), prev.Rv)
 		}
-		v.Message = fmt.Sprintf("%s changed %s at RV %d, but it did not exist then: %s", opText(w.op), o.name, c.rv, what)
+		v.Message = fmt.Sprintf("%s changed %s at RV %d, but it did not exist then: %s", model.OpText(w.Op), o.Name, c.Rv, what)
 		v.Want, v.Got = "404 NotFound", "accepted"
 		return v, true
-	case w.verb != history.KubeCreate && prev.exists() && o.settled(from, c.rv-1, true):
-		if p := preconditionRV(w.op); p > 0 && p != prev.rv {
+	case w.Verb != history.KubeCreate && prev.Exists() && o.Settled(from, c.Rv-1, true):
+		if p := model.PreconditionRV(w.Op); p > 0 && p != prev.Rv {
 			v.Message = fmt.Sprintf("%s with precondition RV %d took effect at RV %d, but %s was then at RV %d (%s)",
-				opText(w.op), p, c.rv, o.name, prev.rv, m.changeText(prev))
+				model.OpText(w.Op), p, c.Rv, o.Name, prev.Rv, m.ChangeText(prev))
 			v.Want, v.Got = "409 Conflict", "accepted"
 			return v, true
 		}
@@ -157,7 +158,7 @@ func writeFits(m *kubeModel, c *kchange) (check.Violation, bool) {
 // readFits judges a consistent read, or a write refused with 404 or 409,
 // against the RVs [lo, hi] its state may come from. The returned
 // violation's message lacks its subject.
-func readFits(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
+func readFits(m *model.Model, o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
 	if o.Request.Verb == history.KubeList {
 		P, ok := facts.ParseRV(o.Response.ListRV)
 		if !ok {
@@ -169,30 +170,30 @@ func readFits(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.Viola
 			v.Want, v.Got = fmt.Sprintf("%d..%s", lo, hiText(hi)), fmt.Sprint(P)
 			return v, true
 		}
-		sel, err := parseSelector(o.Request.LabelSelector)
+		sel, err := model.ParseSelector(o.Request.LabelSelector)
 		if err != nil {
 			return v, false
 		}
 		items := o.Response.Items
 		sc := listState(m, o, sel, P)
-		if len(sc.issues) == 0 {
+		if len(sc.Issues) == 0 {
 			return v, false
 		}
-		text, refs := m.issueText(sc.issues[0], items, fmt.Sprint(P))
-		v.Key = sc.issues[0].name
+		text, refs := m.IssueText(sc.Issues[0], items, fmt.Sprint(P))
+		v.Key = sc.Issues[0].Name
 		v.Message = fmt.Sprintf("answered at RV %d, but its items are not the state there: %s", P, text)
-		if n := len(sc.issues); n > 1 {
+		if n := len(sc.Issues); n > 1 {
 			v.Message += fmt.Sprintf(" (and %d more)", n-1)
 		}
-		m.evidence(&v, refs...)
+		m.Evidence(&v, refs...)
 		return v, true
 	}
 	if o.Request.Verb == history.KubeGet {
 		return getSeesBefore(m, o, lo, hi)
 	}
 	// A refused write: a read of the state that made it fail.
-	name := kopName(o)
-	ob := m.objs[name]
+	name := model.OpName(o)
+	ob := m.Objs[name]
 	if ob == nil {
 		return check.Violation{}, false
 	}
@@ -200,54 +201,36 @@ func readFits(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.Viola
 	code := o.Status.Code
 	switch {
 	case code == 404:
-		if len(ob.absentSet(nil, lo, hi)) > 0 {
+		if len(ob.AbsentSet(nil, lo, hi)) > 0 {
 			return v, false
 		}
-		st := ob.at(lo)
-		v.Revision = st.rv
-		v.Message = fmt.Sprintf("was answered 404, but %s existed throughout: %s made it at RV %d", name, m.changeText(st), st.rv)
+		st := ob.At(lo)
+		v.Revision = st.Rv
+		v.Message = fmt.Sprintf("was answered 404, but %s existed throughout: %s made it at RV %d", name, m.ChangeText(st), st.Rv)
 		v.Want, v.Got = "success or 409", "404"
-		m.evidence(&v, st.ref())
+		m.Evidence(&v, st.Ref())
 		return v, true
 	case o.Request.Verb == history.KubeCreate: // 409 AlreadyExists
-		if ob.mayExistIn(lo, hi, 0) {
+		if ob.MayExistIn(lo, hi, 0) {
 			return v, false
 		}
 		v.Message = fmt.Sprintf("was answered 409, but %s did not exist at any RV it may have seen", name)
 		v.Want, v.Got = "created", "409"
 		return v, true
 	default: // 409 Conflict on a precondition
-		p := preconditionRV(o)
-		if p == 0 || preconditionUID(o) != "" || ob.mayExistIn(lo, hi, p) {
+		p := model.PreconditionRV(o)
+		if p == 0 || model.PreconditionUID(o) != "" || ob.MayExistIn(lo, hi, p) {
 			return v, false
 		}
-		c := ob.exactly(p)
-		if !c.exists() {
+		c := ob.Exactly(p)
+		if !c.Exists() {
 			return v, false
 		}
 		v.Revision = p
 		v.Message = fmt.Sprintf("was answered 409 Conflict on precondition RV %d, but %s was at RV %d (%s) throughout, "+
-			"or absent", p, name, p, m.changeText(c))
+			"or absent", p, name, p, m.ChangeText(c))
 		v.Want, v.Got = "accepted", "409"
-		m.evidence(&v, c.ref())
+		m.Evidence(&v, c.Ref())
 		return v, true
 	}
-}
-
-// mayExistIn reports whether the object may exist at some RV in [lo, hi]
-// with an RV other than not (0: any RV): a known state there, or a create
-// or update the history cannot place that may lie before hi.
-func (o *kobj) mayExistIn(lo, hi, not int64) bool {
-	if s := spanIn(o.putSpans, 0, hi); s != nil {
-		return true
-	}
-	if c := o.at(lo); c.exists() && c.rv != not {
-		return true
-	}
-	for c := o.next(lo); c != nil && c.rv <= hi; c = o.next(c.rv) {
-		if c.exists() && c.rv != not {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -60,7 +61,7 @@ func followChain(first *history.KubeOperation, byToken map[string][]*history.Kub
 		switch {
 		case next == nil:
 			return ch
-		case isExpired(next.Status):
+		case model.IsExpired(next.Status):
 			ch.expired = next
 			return ch
 		case next.Response == nil:
@@ -80,11 +81,11 @@ func followChain(first *history.KubeOperation, byToken map[string][]*history.Kub
 // page may hold fewer items than the limit, even none), each item as of
 // that RV when the client stopped early.
 func CheckPagination(h *history.History, cfg check.Config) check.Result {
-	return checkPagination(buildKubeModel(h), cfg)
+	return checkPagination(model.Build(h), cfg)
 }
 
-func checkPagination(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkPagination(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	chains := pageChains(h)
 	pages, complete := 0, 0
@@ -103,13 +104,13 @@ func checkPagination(m *kubeModel, cfg check.Config) check.Result {
 			if k > 0 && r.ListRV != first.Response.ListRV {
 				col.Add(check.Violation{Guarantee: ErrPagination,
 					Message: fmt.Sprintf("page %d of the list begun by %s (%s) carries RV %s, not the first page's %s",
-						k+1, opText(first), opText(p), r.ListRV, first.Response.ListRV),
+						k+1, model.OpText(first), model.OpText(p), r.ListRV, first.Response.ListRV),
 					Client: p.Client, Want: first.Response.ListRV, Got: r.ListRV, Operations: []int64{first.ID, p.ID}})
 			}
 			if lim := p.Request.Limit; first.Request.ResourceVersion != "0" && lim > 0 && int64(len(r.Items)) > lim {
 				col.Add(check.Violation{Guarantee: ErrPagination,
 					Message: fmt.Sprintf("page %d of the list begun by %s (%s) holds %d items, above the limit %d",
-						k+1, opText(first), opText(p), len(r.Items), lim),
+						k+1, model.OpText(first), model.OpText(p), len(r.Items), lim),
 					Client: p.Client, Want: fmt.Sprintf("<= %d", lim), Got: fmt.Sprint(len(r.Items)),
 					Operations: []int64{p.ID}})
 			}
@@ -117,7 +118,7 @@ func checkPagination(m *kubeModel, cfg check.Config) check.Result {
 				if name := r.Items[j].Name; lastName != "" && name <= lastName && k > 0 && j == 0 {
 					col.Add(check.Violation{Guarantee: ErrPagination,
 						Message: fmt.Sprintf("page %d of the list begun by %s (%s) starts at %s, not after %s, the last "+
-							"object of the page before", k+1, opText(first), opText(p), name, lastName),
+							"object of the page before", k+1, model.OpText(first), model.OpText(p), name, lastName),
 						Client: p.Client, Key: name, Want: "after " + lastName, Got: name, Operations: []int64{p.ID}})
 				}
 				lastName = r.Items[j].Name
@@ -128,18 +129,18 @@ func checkPagination(m *kubeModel, cfg check.Config) check.Result {
 		if !ok {
 			continue
 		}
-		sel, err := parseSelector(first.Request.LabelSelector)
+		sel, err := model.ParseSelector(first.Request.LabelSelector)
 		if err != nil {
 			continue
 		}
-		sc := m.verifyState(union, sel, rv0, rv0, ch.complete)
-		for _, iss := range sc.issues {
-			text, refs := m.issueText(iss, union, fmt.Sprint(rv0))
+		sc := m.VerifyState(union, sel, rv0, rv0, ch.complete)
+		for _, iss := range sc.Issues {
+			text, refs := m.IssueText(iss, union, fmt.Sprint(rv0))
 			where := ""
 			ids := []int64{first.ID}
-			if iss.item >= 0 {
-				p := ch.pages[pageOf[iss.item]]
-				where = fmt.Sprintf(" (page %d, %s)", pageOf[iss.item]+1, opText(p))
+			if iss.Item >= 0 {
+				p := ch.pages[pageOf[iss.Item]]
+				where = fmt.Sprintf(" (page %d, %s)", pageOf[iss.Item]+1, model.OpText(p))
 				if p != first {
 					ids = append(ids, p.ID)
 				}
@@ -148,9 +149,9 @@ func checkPagination(m *kubeModel, cfg check.Config) check.Result {
 				where = fmt.Sprintf(" (%d pages, the last with an empty continue)", len(ch.pages))
 			}
 			v := check.Violation{Guarantee: ErrPagination,
-				Message: fmt.Sprintf("the list begun by %s at RV %d%s: %s", opText(first), rv0, where, text),
-				Client:  first.Client, Key: iss.name, Revision: iss.rv, Operations: ids}
-			m.evidence(&v, refs...)
+				Message: fmt.Sprintf("the list begun by %s at RV %d%s: %s", model.OpText(first), rv0, where, text),
+				Client:  first.Client, Key: iss.Name, Revision: iss.Rv, Operations: ids}
+			m.Evidence(&v, refs...)
 			col.Add(v)
 		}
 	}
@@ -185,15 +186,15 @@ func CheckContinueExpired(h *history.History, cfg check.Config) check.Result {
 		base := check.Violation{Guarantee: ErrContinueExpired, Client: x.Client, Operations: []int64{ch.pages[0].ID, x.ID}}
 		if x.Status.Reason != "Expired" {
 			v := base
-			v.Message = fmt.Sprintf("%s with an expired continue token was answered %s, not 410 Expired", opText(x),
-				statusText(x.Status))
-			v.Want, v.Got = "410 Expired", statusText(x.Status)
+			v.Message = fmt.Sprintf("%s with an expired continue token was answered %s, not 410 Expired", model.OpText(x),
+				model.StatusText(x.Status))
+			v.Want, v.Got = "410 Expired", model.StatusText(x.Status)
 			col.Add(v)
 		}
 		if x.Status.Continue == "" {
 			v := base
 			v.Message = fmt.Sprintf("%s with an expired continue token was answered 410 without a fresh continue token",
-				opText(x))
+				model.OpText(x))
 			v.Want, v.Got = "a fresh inconsistent token", "none"
 			col.Add(v)
 			continue
@@ -229,7 +230,7 @@ func CheckContinueExpired(h *history.History, cfg check.Config) check.Result {
 				v.Key = it.Name
 				v.Operations = append(v.Operations, p.ID)
 				v.Message = fmt.Sprintf("%s, fetched with the fresh token of %s, returned %s, not after %s, the last object "+
-					"the list had returned", opText(p), opText(x), it.Name, last)
+					"the list had returned", model.OpText(p), model.OpText(x), it.Name, last)
 				v.Want, v.Got = "after "+last, it.Name
 				col.Add(v)
 			}

@@ -7,55 +7,9 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
-
-// readKind is the resourceVersion semantics a get or list asked for
-// (the API concepts document's table for get and list).
-type readKind int8
-
-const (
-	rkConsistent readKind = iota // RV unset: the most recent state
-	rkAny                        // RV "0": any state
-	rkNotOlder                   // RV N (get, list without limit), or resourceVersionMatch=NotOlderThan
-	rkExact                      // resourceVersionMatch=Exact, or RV N with a limit (legacy)
-	rkContinue                   // a next page
-	rkInvalid                    // a combination the server must refuse, or a malformed RV
-)
-
-func readKindOf(r history.KubeRequest) (readKind, int64) {
-	if r.Continue != "" {
-		return rkContinue, 0
-	}
-	switch r.ResourceVersion {
-	case "":
-		if r.ResourceVersionMatch != "" {
-			return rkInvalid, 0
-		}
-		return rkConsistent, 0
-	case "0":
-		if r.ResourceVersionMatch == "Exact" {
-			return rkInvalid, 0
-		}
-		return rkAny, 0
-	}
-	n, ok := facts.ParseRV(r.ResourceVersion)
-	if !ok {
-		return rkInvalid, 0
-	}
-	switch r.ResourceVersionMatch {
-	case "Exact":
-		return rkExact, n
-	case "NotOlderThan":
-		return rkNotOlder, n
-	case "":
-		if r.Verb == history.KubeList && r.Limit > 0 {
-			return rkExact, n
-		}
-		return rkNotOlder, n
-	}
-	return rkInvalid, 0
-}
 
 // completeList reports a list answered in one page.
 func completeList(o *history.KubeOperation) bool {
@@ -69,11 +23,11 @@ func completeList(o *history.KubeOperation) bool {
 // object at a state no older than those writes (not replaced or deleted
 // by one of them), or 404 only if the object may be absent by then.
 func CheckConsistentRead(h *history.History, cfg check.Config) check.Result {
-	return checkConsistentRead(buildKubeModel(h), cfg)
+	return checkConsistentRead(model.Build(h), cfg)
 }
 
-func checkConsistentRead(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkConsistentRead(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged := 0
 	servers := map[string]int{}
@@ -82,10 +36,10 @@ func checkConsistentRead(m *kubeModel, cfg check.Config) check.Result {
 		if o.Request.Verb != history.KubeList && o.Request.Verb != history.KubeGet {
 			continue
 		}
-		if k, _ := readKindOf(o.Request); k != rkConsistent {
+		if k, _ := model.ReadKindOf(o.Request); k != model.ReadConsistent {
 			continue
 		}
-		lo, loOp := m.lo.maxBefore(o.Call)
+		lo, loOp := m.Lo.MaxBefore(o.Call)
 		switch {
 		case o.Response != nil && o.Request.Verb == history.KubeList:
 			judged++
@@ -97,7 +51,7 @@ func checkConsistentRead(m *kubeModel, cfg check.Config) check.Result {
 			if P < lo {
 				col.Add(check.Violation{Guarantee: ErrConsistentRead,
 					Message: fmt.Sprintf("%s on %s answered at RV %d, below RV %d of operation %d, a write acknowledged "+
-						"before the list was called", opText(o), serverName(o.Server), P, lo, loOp),
+						"before the list was called", model.OpText(o), serverName(o.Server), P, lo, loOp),
 					Client: o.Client, Revision: P, Want: fmt.Sprintf(">= %d", lo), Got: fmt.Sprint(P),
 					Operations: []int64{loOp, o.ID}})
 			}
@@ -108,7 +62,7 @@ func checkConsistentRead(m *kubeModel, cfg check.Config) check.Result {
 			if v, bad := getSeesBefore(m, o, lo, math.MaxInt64); bad {
 				v.Guarantee = ErrConsistentRead
 				v.Message = fmt.Sprintf("%s on %s (RV unset) %s; %d is the RV of operation %d, acknowledged before the "+
-					"get was called", opText(o), serverName(o.Server), v.Message, lo, loOp)
+					"get was called", model.OpText(o), serverName(o.Server), v.Message, lo, loOp)
 				v.Operations = append([]int64{loOp}, v.Operations...)
 				col.Add(v)
 			}
@@ -138,11 +92,11 @@ func serverName(s string) string {
 // the legacy form the API gives Exact semantics) answers with list RV N
 // and the state at N (a page: its items as of N), or 410.
 func CheckListExact(h *history.History, cfg check.Config) check.Result {
-	return checkListExact(buildKubeModel(h), cfg)
+	return checkListExact(model.Build(h), cfg)
 }
 
-func checkListExact(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkListExact(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged, expired := 0, 0
 	for i := range h.KubeOps {
@@ -150,12 +104,12 @@ func checkListExact(m *kubeModel, cfg check.Config) check.Result {
 		if o.Request.Verb != history.KubeList {
 			continue
 		}
-		k, n := readKindOf(o.Request)
-		if k != rkExact {
+		k, n := model.ReadKindOf(o.Request)
+		if k != model.ReadExact {
 			continue
 		}
 		switch {
-		case isExpired(o.Status):
+		case model.IsExpired(o.Status):
 			expired++
 		case o.Response != nil:
 			judged++
@@ -165,7 +119,7 @@ func checkListExact(m *kubeModel, cfg check.Config) check.Result {
 			}
 			if P != n {
 				col.Add(check.Violation{Guarantee: ErrListExact,
-					Message: fmt.Sprintf("%s asked for exactly RV %d and answered at RV %d", opText(o), n, P),
+					Message: fmt.Sprintf("%s asked for exactly RV %d and answered at RV %d", model.OpText(o), n, P),
 					Client:  o.Client, Revision: P, Want: fmt.Sprint(n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
 			}
 			reportListState(m, o, n, col, ErrListExact, "(Exact)")
@@ -182,11 +136,11 @@ func checkListExact(m *kubeModel, cfg check.Config) check.Result {
 // resourceVersionMatch=NotOlderThan and RV N (or RV N without a limit and
 // no match) answers at a list RV at or above N, with the state at its RV.
 func CheckListNotOlderThan(h *history.History, cfg check.Config) check.Result {
-	return checkListNotOlderThan(buildKubeModel(h), cfg)
+	return checkListNotOlderThan(model.Build(h), cfg)
 }
 
-func checkListNotOlderThan(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkListNotOlderThan(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged := 0
 	for i := range h.KubeOps {
@@ -194,8 +148,8 @@ func checkListNotOlderThan(m *kubeModel, cfg check.Config) check.Result {
 		if o.Request.Verb != history.KubeList || o.Response == nil {
 			continue
 		}
-		k, n := readKindOf(o.Request)
-		if k != rkNotOlder {
+		k, n := model.ReadKindOf(o.Request)
+		if k != model.ReadNotOlder {
 			continue
 		}
 		judged++
@@ -205,7 +159,7 @@ func checkListNotOlderThan(m *kubeModel, cfg check.Config) check.Result {
 		}
 		if P < n {
 			col.Add(check.Violation{Guarantee: ErrListNotOlderThan,
-				Message: fmt.Sprintf("%s asked for RV %d or newer and answered at RV %d", opText(o), n, P),
+				Message: fmt.Sprintf("%s asked for RV %d or newer and answered at RV %d", model.OpText(o), n, P),
 				Client:  o.Client, Revision: P, Want: fmt.Sprintf(">= %d", n), Got: fmt.Sprint(P), Operations: []int64{o.ID}})
 		}
 		reportListState(m, o, P, col, ErrListNotOlderThan, "(NotOlderThan)")
@@ -228,11 +182,11 @@ func checkListNotOlderThan(m *kubeModel, cfg check.Config) check.Result {
 // reached), fails. A watch from such an N delivers nothing at or below N
 // and no ERROR but 504.
 func CheckFutureRV(h *history.History, cfg check.Config) check.Result {
-	return checkFutureRV(buildKubeModel(h), cfg)
+	return checkFutureRV(model.Build(h), cfg)
 }
 
-func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkFutureRV(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	x := buildLinIndex(m)
 	judged, waited, tooLarge, unproven := 0, 0, 0, 0
@@ -241,13 +195,13 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 		if o.Request.Verb != history.KubeGet && o.Request.Verb != history.KubeList {
 			continue
 		}
-		k, n := readKindOf(o.Request)
-		if k != rkNotOlder && k != rkExact {
+		k, n := model.ReadKindOf(o.Request)
+		if k != model.ReadNotOlder && k != model.ReadExact {
 			continue
 		}
 		below, proof := belowAfter(m, &x, o.Return)
 		if below >= n {
-			if lo, _ := m.seen.maxBefore(o.Call); lo < n {
+			if lo, _ := m.Seen.MaxBefore(o.Call); lo < n {
 				unproven++ // maybe future, maybe reached meanwhile
 			}
 			continue
@@ -263,17 +217,17 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 			tooLarge++
 		case o.Status != nil && (o.Status.Code == 429 || o.Status.Code == 500 || o.Status.Code == 503):
 		case o.Status != nil:
-			v.Message = fmt.Sprintf("%s at %s was answered %s", opText(o), future, statusText(o.Status))
-			v.Got = statusText(o.Status)
+			v.Message = fmt.Sprintf("%s at %s was answered %s", model.OpText(o), future, model.StatusText(o.Status))
+			v.Got = model.StatusText(o.Status)
 			col.Add(v)
 		case o.Request.Verb == history.KubeList:
 			P, _ := facts.ParseRV(o.Response.ListRV)
 			v.Got = fmt.Sprintf("a list at RV %d", P)
 			if P < n {
-				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d: stale data", opText(o), future, P)
+				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d: stale data", model.OpText(o), future, P)
 			} else {
 				v.Message = fmt.Sprintf("%s at %s was answered with data at RV %d, a state the store had not reached",
-					opText(o), future, P)
+					model.OpText(o), future, P)
 			}
 			col.Add(v)
 		default:
@@ -281,13 +235,13 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 			if ob := o.Response.Object; ob != nil {
 				at = fmt.Sprintf("%s at RV %s", ob.Name, ob.ResourceVersion)
 			}
-			v.Message = fmt.Sprintf("%s at %s was answered with data (%s)", opText(o), future, at)
+			v.Message = fmt.Sprintf("%s at %s was answered with data (%s)", model.OpText(o), future, at)
 			v.Got = "data"
 			col.Add(v)
 		}
 	}
-	for _, kw := range m.watches {
-		w := kw.w
+	for _, kw := range m.Watches {
+		w := kw.Stream
 		n, ok := facts.ParseRV(w.Request.ResourceVersion)
 		if !ok {
 			continue
@@ -312,21 +266,21 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 				tooLarge++
 			case e.Type == history.KubeError:
 				col.Add(check.Violation{Guarantee: ErrFutureRV,
-					Message: fmt.Sprintf("watch %d (client %d) from %s got %s", w.ID, w.Client, future, kevText(*e)),
-					Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: kevText(*e),
-					Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
-			case e.Object != nil && e.Type != history.KubeBookmark && kw.rv(i) <= n:
+					Message: fmt.Sprintf("watch %d (client %d) from %s got %s", w.ID, w.Client, future, model.EventText(*e)),
+					Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: model.EventText(*e),
+					Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}})
+			case e.Object != nil && e.Type != history.KubeBookmark && kw.Rv(i) <= n:
 				col.Add(check.Violation{Guarantee: ErrFutureRV,
 					Message: fmt.Sprintf("watch %d (client %d) from %s delivered %s, at or below it",
-						w.ID, w.Client, future, kevText(*e)),
-					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.rv(i), Want: "nothing at or below " +
-						fmt.Sprint(n), Got: kevText(*e), Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+						w.ID, w.Client, future, model.EventText(*e)),
+					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.Rv(i), Want: "nothing at or below " +
+						fmt.Sprint(n), Got: model.EventText(*e), Operations: []int64{proof}, KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}})
 			}
 		}
 		if st := w.End; st != nil && st.Status != nil && st.Status.Code != 504 && st.Status.Code != 429 && st.Status.Code < 500 {
 			col.Add(check.Violation{Guarantee: ErrFutureRV,
-				Message: fmt.Sprintf("watch %d (client %d) from %s was refused %s", w.ID, w.Client, future, statusText(st.Status)),
-				Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: statusText(st.Status),
+				Message: fmt.Sprintf("watch %d (client %d) from %s was refused %s", w.ID, w.Client, future, model.StatusText(st.Status)),
+				Watch:   w.ID, Client: w.Client, Revision: n, Want: "504 or waiting", Got: model.StatusText(st.Status),
 				Operations: []int64{proof}})
 		}
 	}
@@ -346,20 +300,20 @@ func checkFutureRV(m *kubeModel, cfg check.Config) check.Result {
 // be stale, but its items are the collection's state at its own list RV.
 // (NotOlderThan lists are kube/list-not-older-than's.)
 func CheckStaleReadBound(h *history.History, cfg check.Config) check.Result {
-	return checkStaleReadBound(buildKubeModel(h), cfg)
+	return checkStaleReadBound(model.Build(h), cfg)
 }
 
-func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkStaleReadBound(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged := 0
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		k, n := readKindOf(o.Request)
+		k, n := model.ReadKindOf(o.Request)
 		switch {
-		case o.Request.Verb == history.KubeGet && k == rkNotOlder && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
+		case o.Request.Verb == history.KubeGet && k == model.ReadNotOlder && (o.Response != nil || o.Status != nil && o.Status.Code == 404):
 			judged++
-			hi, _ := m.hi.minAfter(o.Return)
+			hi, _ := m.Hi.MinAfter(o.Return)
 			if hi != math.MaxInt64 {
 				hi--
 			}
@@ -368,10 +322,10 @@ func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
 			}
 			if v, bad := getSeesBefore(m, o, n, hi); bad {
 				v.Guarantee = ErrStaleReadBound
-				v.Message = fmt.Sprintf("%s at RV %d (not older than %d) %s", opText(o), n, n, v.Message)
+				v.Message = fmt.Sprintf("%s at RV %d (not older than %d) %s", model.OpText(o), n, n, v.Message)
 				col.Add(v)
 			}
-		case o.Request.Verb == history.KubeList && k == rkAny && o.Response != nil:
+		case o.Request.Verb == history.KubeList && k == model.ReadAny && o.Response != nil:
 			judged++
 			if P, ok := facts.ParseRV(o.Response.ListRV); ok {
 				reportListState(m, o, P, col, ErrStaleReadBound, "(RV \"0\")")
@@ -387,36 +341,36 @@ func checkStaleReadBound(m *kubeModel, cfg check.Config) check.Result {
 
 // reportListState judges a list's items as the state at P and reports
 // every issue under g, prefixed with what the list was.
-func reportListState(m *kubeModel, o *history.KubeOperation, P int64, col *check.Collector, g error, what string) {
-	sel, err := parseSelector(o.Request.LabelSelector)
+func reportListState(m *model.Model, o *history.KubeOperation, P int64, col *check.Collector, g error, what string) {
+	sel, err := model.ParseSelector(o.Request.LabelSelector)
 	if err != nil {
 		return
 	}
 	items := o.Response.Items
 	sc := listState(m, o, sel, P)
-	for _, iss := range sc.issues {
-		text, refs := m.issueText(iss, items, fmt.Sprint(P))
-		v := check.Violation{Guarantee: g, Message: fmt.Sprintf("%s %s at RV %d: %s", opText(o), what, P, text),
-			Client: o.Client, Key: iss.name, Revision: iss.rv, Operations: []int64{o.ID}}
-		m.evidence(&v, refs...)
+	for _, iss := range sc.Issues {
+		text, refs := m.IssueText(iss, items, fmt.Sprint(P))
+		v := check.Violation{Guarantee: g, Message: fmt.Sprintf("%s %s at RV %d: %s", model.OpText(o), what, P, text),
+			Client: o.Client, Key: iss.Name, Revision: iss.Rv, Operations: []int64{o.ID}}
+		m.Evidence(&v, refs...)
 		col.Add(v)
 	}
 }
 
 // listState judges a list answer's items as the state at P (complete
 // when the list came in one page), once per list and P.
-func listState(m *kubeModel, o *history.KubeOperation, sel *labelSelector, P int64) stateCheck {
+func listState(m *model.Model, o *history.KubeOperation, sel *model.LabelSelector, P int64) model.StateCheck {
 	k := [2]int64{o.ID, P}
-	m.listStatesMu.Lock()
-	defer m.listStatesMu.Unlock()
-	if sc, ok := m.listStates[k]; ok {
+	m.ListStatesMu.Lock()
+	defer m.ListStatesMu.Unlock()
+	if sc, ok := m.ListStates[k]; ok {
 		return sc
 	}
-	if m.listStates == nil {
-		m.listStates = map[[2]int64]stateCheck{}
+	if m.ListStates == nil {
+		m.ListStates = map[[2]int64]model.StateCheck{}
 	}
-	sc := m.verifyState(o.Response.Items, sel, P, P, completeList(o))
-	m.listStates[k] = sc
+	sc := m.VerifyState(o.Response.Items, sel, P, P, completeList(o))
+	m.ListStates[k] = sc
 	return sc
 }
 
@@ -424,64 +378,64 @@ func listState(m *kubeModel, o *history.KubeOperation, sel *labelSelector, P int
 // its state may come from: the returned object is its object's state at
 // some RV there, or, for a 404, the object may be absent at some RV there.
 // The violation it returns lacks Guarantee and the message's subject.
-func getSeesBefore(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
+func getSeesBefore(m *model.Model, o *history.KubeOperation, lo, hi int64) (check.Violation, bool) {
 	name := o.Request.Name
-	ob := m.objs[name]
+	ob := m.Objs[name]
 	if ob == nil {
 		return check.Violation{}, false
 	}
 	v := check.Violation{Client: o.Client, Key: name, Operations: []int64{o.ID}}
 	if o.Response == nil { // 404
-		if len(ob.absentSet(nil, lo, hi)) > 0 {
+		if len(ob.AbsentSet(nil, lo, hi)) > 0 {
 			return v, false
 		}
-		st := ob.at(lo)
-		v.Revision = st.rv
+		st := ob.At(lo)
+		v.Revision = st.Rv
 		v.Message = fmt.Sprintf("answered 404, but %s exists from RV %d (%s made it, value %q) through RV %s",
-			name, st.rv, m.changeText(st), st.value, stateRVText(lo, hi))
-		v.Want, v.Got = fmt.Sprintf("%s at RV %d or later", name, st.rv), "404"
-		m.evidence(&v, st.ref())
+			name, st.Rv, m.ChangeText(st), st.Value, model.StateRVText(lo, hi))
+		v.Want, v.Got = fmt.Sprintf("%s at RV %d or later", name, st.Rv), "404"
+		m.Evidence(&v, st.Ref())
 		return v, true
 	}
 	it := o.Response.Object
-	r := objRV(it)
+	r := model.ObjRV(it)
 	if r == 0 {
 		return v, false
 	}
 	v.Revision = r
-	c := ob.exactly(r)
+	c := ob.Exactly(r)
 	switch {
 	case c == nil:
-		why, refs := m.explainValue(name, r, it.Value)
+		why, refs := m.ExplainValue(name, r, it.Value)
 		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, which no write explains: %s", name, r, it.Value, why)
 		v.Want, v.Got = "a committed state", fmt.Sprintf("%q at RV %d", it.Value, r)
-		m.evidence(&v, refs...)
+		m.Evidence(&v, refs...)
 		return v, true
-	case c.del:
-		v.Message = fmt.Sprintf("returned %s at RV %d, the RV of its deletion by %s", name, r, m.changeText(c))
+	case c.Del:
+		v.Message = fmt.Sprintf("returned %s at RV %d, the RV of its deletion by %s", name, r, m.ChangeText(c))
 		v.Want, v.Got = "a state of the object", "its deletion's RV"
-		m.evidence(&v, c.ref())
+		m.Evidence(&v, c.Ref())
 		return v, true
-	case c.value != it.Value:
+	case c.Value != it.Value:
 		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, but %s wrote %q there", name, r, it.Value,
-			m.changeText(c), c.value)
-		v.Want, v.Got = fmt.Sprintf("%q", c.value), fmt.Sprintf("%q", it.Value)
-		m.evidence(&v, c.ref())
+			m.ChangeText(c), c.Value)
+		v.Want, v.Got = fmt.Sprintf("%q", c.Value), fmt.Sprintf("%q", it.Value)
+		m.Evidence(&v, c.Ref())
 		return v, true
 	}
-	up, nx, sp := ob.upper(c)
+	up, nx, sp := ob.Upper(c)
 	switch {
 	case up < lo && sp != nil:
 		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s deleted it after that, at an RV between %d and %d, "+
-			"at or below %d", name, r, it.Value, m.writeText(sp.w), sp.lo+1, sp.hi-1, lo)
+			"at or below %d", name, r, it.Value, m.WriteText(sp.Write), sp.Lo+1, sp.Hi-1, lo)
 		v.Want, v.Got = fmt.Sprintf("a state at RV %d or later", lo), fmt.Sprintf("RV %d", r)
-		v.Operations = append(v.Operations, sp.w.op.ID)
+		v.Operations = append(v.Operations, sp.Write.Op.ID)
 		return v, true
 	case up < lo:
 		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s changed it at RV %d, at or below %d", name, r,
-			it.Value, m.changeText(nx), nx.rv, lo)
+			it.Value, m.ChangeText(nx), nx.Rv, lo)
 		v.Want, v.Got = fmt.Sprintf("%s as of RV %d or later", name, lo), fmt.Sprintf("RV %d", r)
-		m.evidence(&v, nx.ref())
+		m.Evidence(&v, nx.Ref())
 		return v, true
 	case r > hi:
 		v.Message = fmt.Sprintf("returned %s at RV %d, above %d, the highest RV its answer can reflect", name, r, hi)
@@ -496,12 +450,12 @@ func getSeesBefore(m *kubeModel, o *history.KubeOperation, lo, hi int64) (check.
 // consistent list called after t answers at or above it... so the store
 // was below that write's RV, and at most that list's RV, after t), with
 // the operation that proves it; MaxInt64 if nothing does.
-func belowAfter(m *kubeModel, x *linIndex, t time.Duration) (int64, int64) {
-	w, wOp := x.hiW.minAfter(t)
+func belowAfter(m *model.Model, x *linIndex, t time.Duration) (int64, int64) {
+	w, wOp := x.hiW.MinAfter(t)
 	if w != math.MaxInt64 {
 		w-- // the store was below the write's RV when it was called
 	}
-	l, lOp := x.hiL.minAfter(t)
+	l, lOp := x.hiL.MinAfter(t)
 	if l < w {
 		return l, lOp
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -43,14 +44,14 @@ func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
 			return func() check.Violation { v := base; v.Key = key; return v }
 		}
 		if r.Object != nil && o.Request.Verb != history.KubeDelete {
-			checkRV(r.Object.ResourceVersion, func() string { return fmt.Sprintf("%s: the answer's %s", opText(o), r.Object.Name) },
+			checkRV(r.Object.ResourceVersion, func() string { return fmt.Sprintf("%s: the answer's %s", model.OpText(o), r.Object.Name) },
 				about(r.Object.Name))
 		}
 		if o.Request.Verb == history.KubeList {
-			checkRV(r.ListRV, func() string { return fmt.Sprintf("%s: the list", opText(o)) }, about(""))
+			checkRV(r.ListRV, func() string { return fmt.Sprintf("%s: the list", model.OpText(o)) }, about(""))
 			for j := range r.Items {
 				it := &r.Items[j]
-				checkRV(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", opText(o), it.Name) }, about(it.Name))
+				checkRV(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", model.OpText(o), it.Name) }, about(it.Name))
 			}
 		}
 		if o.Request.Verb == history.KubeUpdate && o.Request.Object != nil && r.Object != nil {
@@ -60,7 +61,7 @@ func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
 				v := base
 				v.Guarantee, v.Key, v.Revision = ErrRVFormat, r.Object.Name, n
 				v.Message = fmt.Sprintf("%s replaced %s at RV %d and was acknowledged at RV %d, not above it",
-					opText(o), r.Object.Name, p, n)
+					model.OpText(o), r.Object.Name, p, n)
 				v.Want, v.Got = fmt.Sprintf("> %d", p), fmt.Sprint(n)
 				col.Add(v)
 			}
@@ -75,7 +76,7 @@ func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
 			checkRV(e.Object.ResourceVersion, func() string { return fmt.Sprintf("watch %d event %d (%s)", w.ID, i, e.Type) },
 				func() check.Violation {
 					return check.Violation{Watch: w.ID, Client: w.Client, Key: e.Object.Name,
-						KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
+						KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
 				})
 		}
 	}
@@ -102,7 +103,7 @@ func CheckRVOrder(h *history.History, cfg check.Config) check.Result {
 		if !o.Request.Verb.IsWrite() || o.Response == nil {
 			continue
 		}
-		if rv := objRV(o.Response.Object); rv > 0 {
+		if rv := model.ObjRV(o.Response.Object); rv > 0 {
 			ws = append(ws, wr{o, rv})
 		}
 	}
@@ -110,35 +111,35 @@ func CheckRVOrder(h *history.History, cfg check.Config) check.Result {
 	if len(ws) < 2 {
 		return check.Skip(NameRVOrder, kubeSkipReason(h, "fewer than two acknowledged writes name their RV"), figures)
 	}
-	var ents []tent
+	var ents []model.TimeEntry
 	byRV := map[int64]*history.KubeOperation{}
 	for _, w := range ws {
-		ents = append(ents, tent{w.o.Return, w.rv, w.o.ID})
+		ents = append(ents, model.TimeEntry{T: w.o.Return, RV: w.rv, Op: w.o.ID})
 		if first := byRV[w.rv]; first != nil {
 			col.Add(check.Violation{Guarantee: ErrRVOrder,
-				Message: fmt.Sprintf("%s and %s were both acknowledged at RV %d", opText(first), opText(w.o), w.rv),
-				Client:  w.o.Client, Key: kopName(w.o), Revision: w.rv, Want: "distinct RVs", Got: fmt.Sprint(w.rv),
+				Message: fmt.Sprintf("%s and %s were both acknowledged at RV %d", model.OpText(first), model.OpText(w.o), w.rv),
+				Client:  w.o.Client, Key: model.OpName(w.o), Revision: w.rv, Want: "distinct RVs", Got: fmt.Sprint(w.rv),
 				Operations: []int64{first.ID, w.o.ID}})
 			continue
 		}
 		byRV[w.rv] = w.o
 	}
-	lo := newTimeIndex(ents, true)
+	lo := model.NewTimeIndex(ents, true)
 	ops := map[int64]*history.KubeOperation{}
 	for _, w := range ws {
 		ops[w.o.ID] = w.o
 	}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].o.Call < ws[j].o.Call })
 	for _, w := range ws {
-		prev, id := lo.maxBefore(w.o.Call)
+		prev, id := lo.MaxBefore(w.o.Call)
 		if prev < w.rv || id == 0 {
 			continue
 		}
 		a := ops[id]
 		col.Add(check.Violation{Guarantee: ErrRVOrder,
 			Message: fmt.Sprintf("%s was called after %s had returned with RV %d, yet it was acknowledged at RV %d",
-				opText(w.o), opText(a), prev, w.rv),
-			Client: w.o.Client, Key: kopName(w.o), Revision: w.rv,
+				model.OpText(w.o), model.OpText(a), prev, w.rv),
+			Client: w.o.Client, Key: model.OpName(w.o), Revision: w.rv,
 			Want: fmt.Sprintf("> %d", prev), Got: fmt.Sprint(w.rv), Operations: []int64{id, w.o.ID}})
 	}
 	return col.Result(NameRVOrder, figures)

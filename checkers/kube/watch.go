@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -14,29 +15,29 @@ import (
 // order, not RV order), every non-BOOKMARK event of a watch has a higher
 // RV than the one before.
 func CheckWatchOrdered(h *history.History, cfg check.Config) check.Result {
-	return checkWatchOrdered(buildKubeModel(h), cfg)
+	return checkWatchOrdered(model.Build(h), cfg)
 }
 
-func checkWatchOrdered(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchOrdered(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	events := 0
-	for _, kw := range m.watches {
-		if kw.mode == kwUnjudged && (kw.w.Request.ResourceVersion == "" || kw.w.Request.ResourceVersion == "0") {
+	for _, kw := range m.Watches {
+		if kw.Mode == model.WatchUnjudged && (kw.Stream.Request.ResourceVersion == "" || kw.Stream.Request.ResourceVersion == "0") {
 			continue
 		}
-		w, prev := kw.w, -1
-		for _, i := range kw.live {
+		w, prev := kw.Stream, -1
+		for _, i := range kw.Live {
 			events++
 			if prev >= 0 {
-				p, c := kw.rv(prev), kw.rv(i)
+				p, c := kw.Rv(prev), kw.Rv(i)
 				if c <= p {
 					col.Add(check.Violation{Guarantee: ErrWatchOrdered,
 						Message: fmt.Sprintf("watch %d (client %d) delivered %s after %s: the RV did not increase",
-							w.ID, w.Client, kevText(w.Events[i]), kevText(w.Events[prev])),
+							w.ID, w.Client, model.EventText(w.Events[i]), model.EventText(w.Events[prev])),
 						Watch: w.ID, Client: w.Client, Key: w.Events[i].Object.Name, Revision: c,
 						Want: fmt.Sprintf("> %d", p), Got: fmt.Sprint(c),
-						KubeEvents: []history.KubeEventAt{kevAt(w, prev), kevAt(w, i)}})
+						KubeEvents: []history.KubeEventAt{model.EventAt(w, prev), model.EventAt(w, i)}})
 				}
 			}
 			prev = i
@@ -61,15 +62,15 @@ func checkWatchOrdered(m *kubeModel, cfg check.Config) check.Result {
 // For a watch that starts with a state (RV unset or "0", a streaming
 // list), N is that state's RV. Events no write explains are violations.
 func CheckWatchFromRV(h *history.History, cfg check.Config) check.Result {
-	return checkWatchFromRV(buildKubeModel(h), cfg)
+	return checkWatchFromRV(model.Build(h), cfg)
 }
 
-func checkWatchFromRV(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchFromRV(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged, expected, undetermined := 0, 0, 0
-	for _, kw := range m.watches {
-		if kw.mode == kwRefused || kw.mode == kwUnjudged {
+	for _, kw := range m.Watches {
+		if kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged {
 			continue
 		}
 		judged++
@@ -80,7 +81,7 @@ func checkWatchFromRV(m *kubeModel, cfg check.Config) check.Result {
 		fromRVPendingDeletes(m, kw, col)
 	}
 	figures := map[string]float64{"watches_judged": float64(judged), "changes_expected": float64(expected),
-		"changes_undetermined": float64(undetermined), "known_changes": float64(len(m.changes))}
+		"changes_undetermined": float64(undetermined), "known_changes": float64(len(m.Changes))}
 	if judged == 0 {
 		return check.Skip(NameWatchFromRV, kubeSkipReason(h, "no watch was served"), figures)
 	}
@@ -94,29 +95,29 @@ func checkWatchFromRV(m *kubeModel, cfg check.Config) check.Result {
 // initial states of watches that start with one are not compared (two
 // such watches may start at different RVs).
 func CheckWatchAgreement(h *history.History, cfg check.Config) check.Result {
-	return checkWatchAgreement(buildKubeModel(h), cfg)
+	return checkWatchAgreement(model.Build(h), cfg)
 }
 
-func checkWatchAgreement(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchAgreement(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	type canon struct {
-		kw  *kwatch
+		kw  *model.Watch
 		idx int
 	}
 	groups := map[string]map[int64]canon{}
-	members := map[string][]*kwatch{}
-	for _, kw := range m.watches {
-		if kw.mode == kwRefused || kw.mode == kwUnjudged || len(kw.live) == 0 && !kw.extended {
+	members := map[string][]*model.Watch{}
+	for _, kw := range m.Watches {
+		if kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged || len(kw.Live) == 0 && !kw.Extended {
 			continue
 		}
-		g := kw.w.Request.LabelSelector
+		g := kw.Stream.Request.LabelSelector
 		if groups[g] == nil {
 			groups[g] = map[int64]canon{}
 		}
 		members[g] = append(members[g], kw)
-		for _, i := range kw.live {
-			rv := kw.rv(i)
+		for _, i := range kw.Live {
+			rv := kw.Rv(i)
 			if _, ok := groups[g][rv]; !ok {
 				groups[g][rv] = canon{kw, i}
 			}
@@ -134,28 +135,28 @@ func checkWatchAgreement(m *kubeModel, cfg check.Config) check.Result {
 		sort.Slice(rvs, func(i, j int) bool { return rvs[i] < rvs[j] })
 		for _, kw := range ws {
 			compared++
-			w := kw.w
-			i := sort.Search(len(rvs), func(i int) bool { return rvs[i] > kw.start })
-			for ; i < len(rvs) && rvs[i] <= kw.last; i++ {
+			w := kw.Stream
+			i := sort.Search(len(rvs), func(i int) bool { return rvs[i] > kw.Start })
+			for ; i < len(rvs) && rvs[i] <= kw.Last; i++ {
 				c := groups[g][rvs[i]]
 				if c.kw == kw {
 					continue
 				}
-				want := &c.kw.w.Events[c.idx]
-				j := kw.eventAt(rvs[i])
+				want := &c.kw.Stream.Events[c.idx]
+				j := kw.EventAt(rvs[i])
 				if j >= 0 && sameKubeEvent(&w.Events[j], want) {
 					continue
 				}
 				got, gotEv := "nothing", []history.KubeEventAt{}
 				if j >= 0 {
-					got, gotEv = kevText(w.Events[j]), []history.KubeEventAt{kevAt(w, j)}
+					got, gotEv = model.EventText(w.Events[j]), []history.KubeEventAt{model.EventAt(w, j)}
 				}
 				col.Add(check.Violation{Guarantee: ErrWatchAgreement,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s at RV %d, where watch %d (client %d, same selector) "+
-						"delivered %s; watch %d vouches for RVs %d..%d", w.ID, w.Client, got, rvs[i], c.kw.w.ID, c.kw.w.Client,
-						kevText(*want), w.ID, kw.start+1, kw.last),
-					Watch: w.ID, Client: w.Client, Key: want.Object.Name, Revision: rvs[i], Want: kevText(*want), Got: got,
-					KubeEvents: append(gotEv, kevAt(c.kw.w, c.idx))})
+						"delivered %s; watch %d vouches for RVs %d..%d", w.ID, w.Client, got, rvs[i], c.kw.Stream.ID, c.kw.Stream.Client,
+						model.EventText(*want), w.ID, kw.Start+1, kw.Last),
+					Watch: w.ID, Client: w.Client, Key: want.Object.Name, Revision: rvs[i], Want: model.EventText(*want), Got: got,
+					KubeEvents: append(gotEv, model.EventAt(c.kw.Stream, c.idx))})
 			}
 		}
 	}
@@ -177,74 +178,74 @@ func sameKubeEvent(a, b *history.KubeEvent) bool {
 // history proves (no gap) — or answers 410. A resume from another RV is a
 // harness matter, counted and not judged.
 func CheckWatchResume(h *history.History, cfg check.Config) check.Result {
-	return checkWatchResume(buildKubeModel(h), cfg)
+	return checkWatchResume(model.Build(h), cfg)
 }
 
-func checkWatchResume(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchResume(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged, expired, elsewhere := 0, 0, 0
-	for _, kw := range m.watches {
-		w := kw.w
+	for _, kw := range m.Watches {
+		w := kw.Stream
 		if w.Resumes == 0 {
 			continue
 		}
-		prev := m.byWatch[w.Resumes]
+		prev := m.ByWatch[w.Resumes]
 		if prev == nil {
 			continue
 		}
-		L, lastIdx := lastRVSeen(prev.w)
+		L, lastIdx := lastRVSeen(prev.Stream)
 		if L == 0 {
-			L = prev.reqRV
+			L = prev.ReqRV
 		}
 		if n, ok := facts.ParseRV(w.Request.ResourceVersion); !ok || n != L {
 			elsewhere++
 			continue
 		}
-		if kw.mode == kwRefused && isExpired(w.End.Status) || kw.errIdx == 0 && isExpired(w.Events[0].Status) {
+		if kw.Mode == model.WatchRefused && model.IsExpired(w.End.Status) || kw.ErrIdx == 0 && model.IsExpired(w.Events[0].Status) {
 			expired++
 			continue
 		}
-		if kw.mode != kwExplicit {
+		if kw.Mode != model.WatchExplicit {
 			continue
 		}
 		judged++
-		for _, i := range kw.live {
-			rv := kw.rv(i)
+		for _, i := range kw.Live {
+			rv := kw.Rv(i)
 			if rv > L {
 				continue
 			}
 			v := check.Violation{Guarantee: ErrWatchResume,
 				Message: fmt.Sprintf("watch %d (client %d) resumed watch %d from RV %d, the last it saw, and delivered %s again",
-					w.ID, w.Client, prev.w.ID, L, kevText(w.Events[i])),
+					w.ID, w.Client, prev.Stream.ID, L, model.EventText(w.Events[i])),
 				Watch: w.ID, Client: w.Client, Key: w.Events[i].Object.Name, Revision: rv,
-				Want: fmt.Sprintf("> %d", L), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-			if j := prev.eventAt(rv); j >= 0 {
-				v.KubeEvents = append(v.KubeEvents, kevAt(prev.w, j))
+				Want: fmt.Sprintf("> %d", L), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+			if j := prev.EventAt(rv); j >= 0 {
+				v.KubeEvents = append(v.KubeEvents, model.EventAt(prev.Stream, j))
 			}
 			col.Add(v)
 		}
-		upto := kw.last
-		if f := kw.firstLiveRV(); f > 0 {
+		upto := kw.Last
+		if f := kw.FirstLiveRV(); f > 0 {
 			upto = f - 1
 		}
-		for _, c := range m.changesIn(L, upto) {
-			if typ, sure := m.expected(c, kw.sel); typ == "" || !sure {
+		for _, c := range m.ChangesIn(L, upto) {
+			if typ, sure := m.Expected(c, kw.Sel); typ == "" || !sure {
 				continue
 			}
 			v := check.Violation{Guarantee: ErrWatchResume,
 				Message: fmt.Sprintf("watch %d (client %d) resumed watch %d from RV %d, but the change of %s at RV %d (%s) "+
-					"reached neither: watch %d's first change is at RV %d", w.ID, w.Client, prev.w.ID, L, c.obj.name, c.rv,
-					m.changeText(c), w.ID, kw.firstLiveRV()),
-				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv,
-				Want: fmt.Sprintf("%s at RV %d", c.obj.name, c.rv), Got: "nothing"}
+					"reached neither: watch %d's first change is at RV %d", w.ID, w.Client, prev.Stream.ID, L, c.Obj.Name, c.Rv,
+					m.ChangeText(c), w.ID, kw.FirstLiveRV()),
+				Watch: w.ID, Client: w.Client, Key: c.Obj.Name, Revision: c.Rv,
+				Want: fmt.Sprintf("%s at RV %d", c.Obj.Name, c.Rv), Got: "nothing"}
 			if lastIdx >= 0 {
-				v.KubeEvents = append(v.KubeEvents, kevAt(prev.w, lastIdx))
+				v.KubeEvents = append(v.KubeEvents, model.EventAt(prev.Stream, lastIdx))
 			}
-			if len(kw.live) > 0 {
-				v.KubeEvents = append(v.KubeEvents, kevAt(w, kw.live[0]))
+			if len(kw.Live) > 0 {
+				v.KubeEvents = append(v.KubeEvents, model.EventAt(w, kw.Live[0]))
 			}
-			m.evidence(&v, c.ref())
+			m.Evidence(&v, c.Ref())
 			col.Add(v)
 		}
 	}
@@ -260,70 +261,60 @@ func checkWatchResume(m *kubeModel, cfg check.Config) check.Result {
 // bookmark), and that event's index; 0 and -1 if none.
 func lastRVSeen(w *history.KubeWatchStream) (int64, int) {
 	for i := len(w.Events) - 1; i >= 0; i-- {
-		if rv := objRV(w.Events[i].Object); rv > 0 {
+		if rv := model.ObjRV(w.Events[i].Object); rv > 0 {
 			return rv, i
 		}
 	}
 	return 0, -1
 }
 
-// lastObserved is the highest RV the watch itself showed (without the
-// final-write extension).
-func (kw *kwatch) lastObserved() int64 {
-	var last int64
-	for i := kw.initN; i < kw.liveEnd(); i++ {
-		last = max(last, kw.rv(i))
-	}
-	return last
-}
-
 // fromRVBelow: nothing at or below the requested RV.
-func fromRVBelow(m *kubeModel, kw *kwatch, col *check.Collector) {
-	if kw.mode != kwExplicit {
+func fromRVBelow(m *model.Model, kw *model.Watch, col *check.Collector) {
+	if kw.Mode != model.WatchExplicit {
 		return
 	}
-	w := kw.w
-	for _, i := range kw.live {
-		rv := kw.rv(i)
-		if rv > kw.reqRV {
+	w := kw.Stream
+	for _, i := range kw.Live {
+		rv := kw.Rv(i)
+		if rv > kw.ReqRV {
 			continue
 		}
 		col.Add(check.Violation{Guarantee: ErrWatchFromRV,
 			Message: fmt.Sprintf("watch %d (client %d) from RV %d delivered %s, at or below the RV it started from",
-				w.ID, w.Client, kw.reqRV, kevText(w.Events[i])),
+				w.ID, w.Client, kw.ReqRV, model.EventText(w.Events[i])),
 			Watch: w.ID, Client: w.Client, Key: w.Events[i].Object.Name, Revision: rv,
-			Want: fmt.Sprintf("> %d", kw.reqRV), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			Want: fmt.Sprintf("> %d", kw.ReqRV), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}})
 	}
 }
 
 // fromRVUnexplained: every live event is a change the history knows.
-func fromRVUnexplained(m *kubeModel, kw *kwatch, col *check.Collector) {
-	w := kw.w
-	for _, i := range kw.live {
+func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) {
+	w := kw.Stream
+	for _, i := range kw.Live {
 		e := &w.Events[i]
-		rv := kw.rv(i)
-		if m.objs[e.Object.Name] == nil || (kw.mode == kwExplicit && rv <= kw.reqRV) {
+		rv := kw.Rv(i)
+		if m.Objs[e.Object.Name] == nil || (kw.Mode == model.WatchExplicit && rv <= kw.ReqRV) {
 			continue
 		}
-		if c := m.changeAt[rv]; c != nil && c.obj.name == e.Object.Name {
+		if c := m.ChangeAt[rv]; c != nil && c.Obj.Name == e.Object.Name {
 			continue
 		}
 		var why string
-		var refs []kref
+		var refs []model.Ref
 		if e.Type == history.KubeDeleted {
 			why = "no delete of it can have made that change"
-			if c := m.changeAt[rv]; c != nil {
-				why, refs = fmt.Sprintf("RV %d is %s of %s", rv, m.changeText(c), c.obj.name), []kref{c.ref()}
+			if c := m.ChangeAt[rv]; c != nil {
+				why, refs = fmt.Sprintf("RV %d is %s of %s", rv, m.ChangeText(c), c.Obj.Name), []model.Ref{c.Ref()}
 			}
 		} else {
-			why, refs = m.explainValue(e.Object.Name, rv, e.Object.Value)
+			why, refs = m.ExplainValue(e.Object.Name, rv, e.Object.Value)
 		}
 		v := check.Violation{Guarantee: ErrWatchFromRV,
 			Message: fmt.Sprintf("watch %d (client %d) delivered %s, which no write explains: %s",
-				w.ID, w.Client, kevText(*e), why),
+				w.ID, w.Client, model.EventText(*e), why),
 			Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: rv,
-			Want: "a committed change", Got: kevText(*e), KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-		m.evidence(&v, refs...)
+			Want: "a committed change", Got: model.EventText(*e), KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+		m.Evidence(&v, refs...)
 		col.Add(v)
 	}
 }
@@ -331,10 +322,10 @@ func fromRVUnexplained(m *kubeModel, kw *kwatch, col *check.Collector) {
 // fromRVComplete: every change in (start, last] the watch owes, delivered
 // with its type and value (types only judged without a selector; with one,
 // kube/watch-selector judges them).
-func fromRVComplete(m *kubeModel, kw *kwatch, col *check.Collector) (expected, undetermined int) {
-	w := kw.w
-	for _, c := range m.changesIn(kw.start, kw.last) {
-		typ, sure := m.expected(c, kw.sel)
+func fromRVComplete(m *model.Model, kw *model.Watch, col *check.Collector) (expected, undetermined int) {
+	w := kw.Stream
+	for _, c := range m.ChangesIn(kw.Start, kw.Last) {
+		typ, sure := m.Expected(c, kw.Sel)
 		if !sure {
 			undetermined++
 			continue
@@ -343,33 +334,33 @@ func fromRVComplete(m *kubeModel, kw *kwatch, col *check.Collector) (expected, u
 			continue
 		}
 		expected++
-		i := kw.eventAt(c.rv)
-		if i < 0 || w.Events[i].Object.Name != c.obj.name {
+		i := kw.EventAt(c.Rv)
+		if i < 0 || w.Events[i].Object.Name != c.Obj.Name {
 			col.Add(missedChange(m, kw, c, typ, i))
 			continue
 		}
 		e := &w.Events[i]
 		switch {
-		case kw.sel == nil && e.Type != typ:
+		case kw.Sel == nil && e.Type != typ:
 			what := "wrong type"
 			if e.Type == history.KubeAdded {
 				what = "a synthetic ADDED"
 			}
 			v := check.Violation{Guarantee: ErrWatchFromRV,
 				Message: fmt.Sprintf("watch %d (client %d) delivered %s: %s, %s made a %s at RV %d", w.ID, w.Client,
-					kevText(*e), what, m.changeText(c), typ, c.rv),
-				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: typ, Got: e.Type,
-				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-			m.evidence(&v, c.ref())
+					model.EventText(*e), what, m.ChangeText(c), typ, c.Rv),
+				Watch: w.ID, Client: w.Client, Key: c.Obj.Name, Revision: c.Rv, Want: typ, Got: e.Type,
+				KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+			m.Evidence(&v, c.Ref())
 			col.Add(v)
-		case !c.del && e.Type != history.KubeDeleted && e.Object.Value != c.value:
+		case !c.Del && e.Type != history.KubeDeleted && e.Object.Value != c.Value:
 			v := check.Violation{Guarantee: ErrWatchFromRV,
 				Message: fmt.Sprintf("watch %d (client %d) delivered %s, but %s wrote %q at RV %d", w.ID, w.Client,
-					kevText(*e), m.changeText(c), c.value, c.rv),
-				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv,
-				Want: fmt.Sprintf("%q", c.value), Got: fmt.Sprintf("%q", e.Object.Value),
-				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-			m.evidence(&v, c.ref())
+					model.EventText(*e), m.ChangeText(c), c.Value, c.Rv),
+				Watch: w.ID, Client: w.Client, Key: c.Obj.Name, Revision: c.Rv,
+				Want: fmt.Sprintf("%q", c.Value), Got: fmt.Sprintf("%q", e.Object.Value),
+				KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+			m.Evidence(&v, c.Ref())
 			col.Add(v)
 		}
 	}
@@ -378,56 +369,56 @@ func fromRVComplete(m *kubeModel, kw *kwatch, col *check.Collector) (expected, u
 
 // missedChange reports a change the watch owed and did not deliver,
 // naming the events around the gap.
-func missedChange(m *kubeModel, kw *kwatch, c *kchange, typ string, at int) check.Violation {
-	w := kw.w
-	pos := sort.Search(len(kw.byRV), func(i int) bool { return kw.byRV[i].rv >= c.rv })
+func missedChange(m *model.Model, kw *model.Watch, c *model.Change, typ string, at int) check.Violation {
+	w := kw.Stream
+	pos := sort.Search(len(kw.ByRV), func(i int) bool { return kw.ByRV[i].Rv >= c.Rv })
 	var near []history.KubeEventAt
 	around := "it delivered no change at all"
 	if pos > 0 {
-		near = append(near, kevAt(w, kw.byRV[pos-1].idx))
-		around = "before it " + kevText(w.Events[kw.byRV[pos-1].idx])
+		near = append(near, model.EventAt(w, kw.ByRV[pos-1].Idx))
+		around = "before it " + model.EventText(w.Events[kw.ByRV[pos-1].Idx])
 	}
-	if pos < len(kw.byRV) {
-		near = append(near, kevAt(w, kw.byRV[pos].idx))
+	if pos < len(kw.ByRV) {
+		near = append(near, model.EventAt(w, kw.ByRV[pos].Idx))
 		if pos > 0 {
 			around += ", after it "
 		} else {
 			around = "after it "
 		}
-		around += kevText(w.Events[kw.byRV[pos].idx])
+		around += model.EventText(w.Events[kw.ByRV[pos].Idx])
 	}
 	msg := fmt.Sprintf("watch %d (client %d) missed the change of %s at RV %d (%s, owed as %s); it vouches for RVs %d..%d; %s",
-		w.ID, w.Client, c.obj.name, c.rv, m.changeText(c), typ, kw.start+1, kw.last, around)
+		w.ID, w.Client, c.Obj.Name, c.Rv, m.ChangeText(c), typ, kw.Start+1, kw.Last, around)
 	if at >= 0 {
 		msg += "; at that RV it delivered another object"
 	}
-	if kw.extended && c.rv > kw.lastObserved() {
-		msg += fmt.Sprintf("; it was open until the run closed it after the final write at RV %d, so it must reach it", kw.last)
+	if kw.Extended && c.Rv > kw.LastObserved() {
+		msg += fmt.Sprintf("; it was open until the run closed it after the final write at RV %d, so it must reach it", kw.Last)
 	}
-	v := check.Violation{Guarantee: ErrWatchFromRV, Message: msg, Watch: w.ID, Client: w.Client, Key: c.obj.name,
-		Revision: c.rv, Want: fmt.Sprintf("%s %s at RV %d", typ, c.obj.name, c.rv), Got: "nothing", KubeEvents: near}
-	m.evidence(&v, c.ref())
+	v := check.Violation{Guarantee: ErrWatchFromRV, Message: msg, Watch: w.ID, Client: w.Client, Key: c.Obj.Name,
+		Revision: c.Rv, Want: fmt.Sprintf("%s %s at RV %d", typ, c.Obj.Name, c.Rv), Got: "nothing", KubeEvents: near}
+	m.Evidence(&v, c.Ref())
 	return v
 }
 
 // fromRVPendingDeletes: an acknowledged delete no watch placed lies at an
 // RV in a known span; a watch without a selector whose window holds the
 // whole span owes its DELETED event.
-func fromRVPendingDeletes(m *kubeModel, kw *kwatch, col *check.Collector) {
-	if kw.sel != nil || !kw.startKnown {
+func fromRVPendingDeletes(m *model.Model, kw *model.Watch, col *check.Collector) {
+	if kw.Sel != nil || !kw.StartKnown {
 		return
 	}
-	w := kw.w
-	for _, name := range m.names {
-		o := m.objs[name]
-		for _, s := range o.delSpans {
-			if !s.certain || s.lo < kw.start || s.hi-1 > kw.last {
+	w := kw.Stream
+	for _, name := range m.Names {
+		o := m.Objs[name]
+		for _, s := range o.DelSpans {
+			if !s.Certain || s.Lo < kw.Start || s.Hi-1 > kw.Last {
 				continue
 			}
 			found := false
-			for _, i := range kw.live {
+			for _, i := range kw.Live {
 				e := &w.Events[i]
-				if rv := kw.rv(i); e.Type == history.KubeDeleted && e.Object.Name == name && rv > s.lo && rv < s.hi {
+				if rv := kw.Rv(i); e.Type == history.KubeDeleted && e.Object.Name == name && rv > s.Lo && rv < s.Hi {
 					found = true
 					break
 				}
@@ -437,10 +428,10 @@ func fromRVPendingDeletes(m *kubeModel, kw *kwatch, col *check.Collector) {
 			}
 			col.Add(check.Violation{Guarantee: ErrWatchFromRV,
 				Message: fmt.Sprintf("watch %d (client %d) missed the deletion of %s by %s, acknowledged: it lies between "+
-					"RV %d and %d, inside the RVs %d..%d the watch vouches for", w.ID, w.Client, name, m.writeText(s.w),
-					s.lo+1, s.hi-1, kw.start+1, kw.last),
-				Watch: w.ID, Client: w.Client, Key: name, Revision: s.lo + 1,
-				Want: "DELETED " + name, Got: "nothing", Operations: []int64{s.w.op.ID}})
+					"RV %d and %d, inside the RVs %d..%d the watch vouches for", w.ID, w.Client, name, m.WriteText(s.Write),
+					s.Lo+1, s.Hi-1, kw.Start+1, kw.Last),
+				Watch: w.ID, Client: w.Client, Key: name, Revision: s.Lo + 1,
+				Want: "DELETED " + name, Got: "nothing", Operations: []int64{s.Write.Op.ID}})
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -16,11 +17,11 @@ import (
 // or every change from its RV on: one that starts silently later fails.
 // (The watch cache may still hold the compacted history and serve it.)
 func CheckWatchExpired(h *history.History, cfg check.Config) check.Result {
-	return checkWatchExpired(buildKubeModel(h), cfg)
+	return checkWatchExpired(model.Build(h), cfg)
 }
 
-func checkWatchExpired(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchExpired(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	type compaction struct {
 		at  time.Duration
@@ -35,35 +36,35 @@ func checkWatchExpired(m *kubeModel, cfg check.Config) check.Result {
 		}
 	}
 	judged, errors := 0, 0
-	for _, kw := range m.watches {
-		w := kw.w
-		if kw.mode == kwRefused && isExpired(w.End.Status) {
+	for _, kw := range m.Watches {
+		w := kw.Stream
+		if kw.Mode == model.WatchRefused && model.IsExpired(w.End.Status) {
 			judged++
 			col.Add(check.Violation{Guarantee: ErrWatchExpired,
 				Message: fmt.Sprintf("watch %d (client %d) from RV %q was refused with HTTP %s; an expired watch is answered "+
-					"with HTTP 200 and an ERROR event", w.ID, w.Client, w.Request.ResourceVersion, statusText(w.End.Status)),
-				Watch: w.ID, Client: w.Client, Want: "HTTP 200, ERROR 410 Expired", Got: "HTTP " + statusText(w.End.Status)})
+					"with HTTP 200 and an ERROR event", w.ID, w.Client, w.Request.ResourceVersion, model.StatusText(w.End.Status)),
+				Watch: w.ID, Client: w.Client, Want: "HTTP 200, ERROR 410 Expired", Got: "HTTP " + model.StatusText(w.End.Status)})
 		}
-		if kw.errIdx >= 0 {
+		if kw.ErrIdx >= 0 {
 			judged++
 			errors++
-			e := &w.Events[kw.errIdx]
-			if isExpired(e.Status) && e.Status.Reason != "Expired" {
+			e := &w.Events[kw.ErrIdx]
+			if model.IsExpired(e.Status) && e.Status.Reason != "Expired" {
 				col.Add(check.Violation{Guarantee: ErrWatchExpired,
 					Message: fmt.Sprintf("watch %d (client %d) got an ERROR event 410 with reason %q, not Expired",
 						w.ID, w.Client, e.Status.Reason),
-					Watch: w.ID, Client: w.Client, Want: "410 Expired", Got: statusText(e.Status),
-					KubeEvents: []history.KubeEventAt{kevAt(w, kw.errIdx)}})
+					Watch: w.ID, Client: w.Client, Want: "410 Expired", Got: model.StatusText(e.Status),
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, kw.ErrIdx)}})
 			}
-			if kw.errIdx+1 < len(w.Events) {
+			if kw.ErrIdx+1 < len(w.Events) {
 				col.Add(check.Violation{Guarantee: ErrWatchExpired,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s after its ERROR event (%s)", w.ID, w.Client,
-						kevText(w.Events[kw.errIdx+1]), kevText(*e)),
-					Watch: w.ID, Client: w.Client, Want: "nothing after ERROR", Got: kevText(w.Events[kw.errIdx+1]),
-					KubeEvents: []history.KubeEventAt{kevAt(w, kw.errIdx), kevAt(w, kw.errIdx+1)}})
+						model.EventText(w.Events[kw.ErrIdx+1]), model.EventText(*e)),
+					Watch: w.ID, Client: w.Client, Want: "nothing after ERROR", Got: model.EventText(w.Events[kw.ErrIdx+1]),
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, kw.ErrIdx), model.EventAt(w, kw.ErrIdx+1)}})
 			}
 		}
-		if kw.mode != kwExplicit || kw.errIdx == 0 {
+		if kw.Mode != model.WatchExplicit || kw.ErrIdx == 0 {
 			continue
 		}
 		var comp compaction
@@ -72,28 +73,28 @@ func checkWatchExpired(m *kubeModel, cfg check.Config) check.Result {
 				comp = c
 			}
 		}
-		if kw.reqRV+1 >= comp.rev {
+		if kw.ReqRV+1 >= comp.rev {
 			continue
 		}
 		judged++
-		upto := kw.last
-		if f := kw.firstLiveRV(); f > 0 {
+		upto := kw.Last
+		if f := kw.FirstLiveRV(); f > 0 {
 			upto = f - 1
 		}
-		for _, c := range m.changesIn(kw.reqRV, upto) {
-			if typ, sure := m.expected(c, kw.sel); typ == "" || !sure {
+		for _, c := range m.ChangesIn(kw.ReqRV, upto) {
+			if typ, sure := m.Expected(c, kw.Sel); typ == "" || !sure {
 				continue
 			}
 			v := check.Violation{Guarantee: ErrWatchExpired,
 				Message: fmt.Sprintf("watch %d (client %d) from RV %d, below etcd's compaction at %d (etcd operation %d), was "+
 					"not answered 410 and started silently later: it skipped the change of %s at RV %d (%s)",
-					w.ID, w.Client, kw.reqRV, comp.rev, comp.op, c.obj.name, c.rv, m.changeText(c)),
-				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv,
-				Want: "ERROR 410 Expired, or every change from RV " + fmt.Sprint(kw.reqRV+1), Got: "a later start"}
-			if len(kw.live) > 0 {
-				v.KubeEvents = []history.KubeEventAt{kevAt(w, kw.live[0])}
+					w.ID, w.Client, kw.ReqRV, comp.rev, comp.op, c.Obj.Name, c.Rv, m.ChangeText(c)),
+				Watch: w.ID, Client: w.Client, Key: c.Obj.Name, Revision: c.Rv,
+				Want: "ERROR 410 Expired, or every change from RV " + fmt.Sprint(kw.ReqRV+1), Got: "a later start"}
+			if len(kw.Live) > 0 {
+				v.KubeEvents = []history.KubeEventAt{model.EventAt(w, kw.Live[0])}
 			}
-			m.evidence(&v, c.ref())
+			m.Evidence(&v, c.Ref())
 			col.Add(v)
 			break
 		}
@@ -115,15 +116,15 @@ func checkWatchExpired(m *kubeModel, cfg check.Config) check.Result {
 // streaming list (Kubernetes 1.34+ with WatchList); its initial-events-end
 // bookmark then names the state's RV.
 func CheckWatchInitialState(h *history.History, cfg check.Config) check.Result {
-	return checkWatchInitialState(buildKubeModel(h), cfg)
+	return checkWatchInitialState(model.Build(h), cfg)
 }
 
-func checkWatchInitialState(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchInitialState(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged := 0
-	for _, kw := range m.watches {
-		if kw.mode != kwState {
+	for _, kw := range m.Watches {
+		if kw.Mode != model.WatchState {
 			continue
 		}
 		judged++
@@ -137,10 +138,10 @@ func checkWatchInitialState(m *kubeModel, cfg check.Config) check.Result {
 }
 
 // initialIndex maps an index into kw.items back to the event index.
-func initialIndex(kw *kwatch, item int) int {
+func initialIndex(kw *model.Watch, item int) int {
 	n := -1
-	for i := 0; i < kw.initN; i++ {
-		e := &kw.w.Events[i]
+	for i := 0; i < kw.InitN; i++ {
+		e := &kw.Stream.Events[i]
 		if e.Type == history.KubeAdded && e.Object != nil {
 			n++
 			if n == item {
@@ -159,45 +160,45 @@ func initialIndex(kw *kwatch, item int) int {
 // one that leaves it outside is not delivered. Where an unplaced write may
 // have changed the labels just before, the type is not judged.
 func CheckWatchSelector(h *history.History, cfg check.Config) check.Result {
-	return checkWatchSelector(buildKubeModel(h), cfg)
+	return checkWatchSelector(model.Build(h), cfg)
 }
 
-func checkWatchSelector(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchSelector(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged := 0
-	for _, kw := range m.watches {
-		if kw.sel == nil || kw.mode == kwRefused || kw.mode == kwUnjudged {
+	for _, kw := range m.Watches {
+		if kw.Sel == nil || kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged {
 			continue
 		}
 		judged++
-		w := kw.w
-		for i := 0; i < kw.liveEnd(); i++ {
+		w := kw.Stream
+		for i := 0; i < kw.LiveEnd(); i++ {
 			e := &w.Events[i]
-			if e.Object == nil || e.Type == history.KubeBookmark || m.objs[e.Object.Name] == nil {
+			if e.Object == nil || e.Type == history.KubeBookmark || m.Objs[e.Object.Name] == nil {
 				continue
 			}
-			if !kw.sel.matches(e.Object.Labels) {
+			if !kw.Sel.Matches(e.Object.Labels) {
 				what := "an object"
 				if e.Type == history.KubeDeleted {
 					what = "the last matching state of an object"
 				}
 				col.Add(check.Violation{Guarantee: ErrWatchSelector,
 					Message: fmt.Sprintf("watch %d (client %d, selector %q) delivered %s with labels %v, which do not match; "+
-						"a DELETED event carries %s", w.ID, w.Client, kw.sel.raw, kevText(*e), e.Object.Labels, what),
-					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.rv(i),
-					Want: "labels matching " + kw.sel.raw, Got: fmt.Sprint(e.Object.Labels),
-					KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+						"a DELETED event carries %s", w.ID, w.Client, kw.Sel.Raw, model.EventText(*e), e.Object.Labels, what),
+					Watch: w.ID, Client: w.Client, Key: e.Object.Name, Revision: kw.Rv(i),
+					Want: "labels matching " + kw.Sel.Raw, Got: fmt.Sprint(e.Object.Labels),
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}})
 			}
 		}
-		for _, i := range kw.live {
+		for _, i := range kw.Live {
 			e := &w.Events[i]
-			c := m.changeAt[kw.rv(i)]
-			if c == nil || c.obj.name != e.Object.Name {
+			c := m.ChangeAt[kw.Rv(i)]
+			if c == nil || c.Obj.Name != e.Object.Name {
 				continue // kube/watch-from-rv reports it
 			}
-			typ, sure := m.expected(c, kw.sel)
-			if !sure || typeFits(e.Type, typ) {
+			typ, sure := m.Expected(c, kw.Sel)
+			if !sure || model.TypeFits(e.Type, typ) {
 				continue
 			}
 			want := typ
@@ -206,25 +207,25 @@ func checkWatchSelector(m *kubeModel, cfg check.Config) check.Result {
 			}
 			v := check.Violation{Guarantee: ErrWatchSelector,
 				Message: fmt.Sprintf("watch %d (client %d, selector %q) delivered %s for %s, which %s; want %s",
-					w.ID, w.Client, kw.sel.raw, kevText(*e), m.changeText(c), transition(m, c, kw.sel), want),
-				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: want, Got: e.Type,
-				KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-			m.evidence(&v, c.ref())
+					w.ID, w.Client, kw.Sel.Raw, model.EventText(*e), m.ChangeText(c), transition(m, c, kw.Sel), want),
+				Watch: w.ID, Client: w.Client, Key: c.Obj.Name, Revision: c.Rv, Want: want, Got: e.Type,
+				KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+			m.Evidence(&v, c.Ref())
 			col.Add(v)
 		}
-		for _, c := range m.changesIn(kw.start, kw.last) {
-			typ, sure := m.expected(c, kw.sel)
+		for _, c := range m.ChangesIn(kw.Start, kw.Last) {
+			typ, sure := m.Expected(c, kw.Sel)
 			if !sure || (typ != history.KubeAdded && typ != history.KubeDeleted) {
 				continue
 			}
-			if i := kw.eventAt(c.rv); i >= 0 && w.Events[i].Object.Name == c.obj.name {
+			if i := kw.EventAt(c.Rv); i >= 0 && w.Events[i].Object.Name == c.Obj.Name {
 				continue
 			}
 			v := check.Violation{Guarantee: ErrWatchSelector,
 				Message: fmt.Sprintf("watch %d (client %d, selector %q) did not deliver %s for %s at RV %d, which %s",
-					w.ID, w.Client, kw.sel.raw, typ, m.changeText(c), c.rv, transition(m, c, kw.sel)),
-				Watch: w.ID, Client: w.Client, Key: c.obj.name, Revision: c.rv, Want: typ, Got: "nothing"}
-			m.evidence(&v, c.ref())
+					w.ID, w.Client, kw.Sel.Raw, typ, m.ChangeText(c), c.Rv, transition(m, c, kw.Sel)),
+				Watch: w.ID, Client: w.Client, Key: c.Obj.Name, Revision: c.Rv, Want: typ, Got: "nothing"}
+			m.Evidence(&v, c.Ref())
 			col.Add(v)
 		}
 	}
@@ -242,57 +243,57 @@ func checkWatchSelector(m *kubeModel, cfg check.Config) check.Result {
 // DELETED may report the object leaving it; the same holds with the RV of
 // that change.
 func CheckWatchDeletedRV(h *history.History, cfg check.Config) check.Result {
-	return checkWatchDeletedRV(buildKubeModel(h), cfg)
+	return checkWatchDeletedRV(model.Build(h), cfg)
 }
 
-func checkWatchDeletedRV(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchDeletedRV(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged := 0
-	for _, kw := range m.watches {
-		if kw.mode == kwRefused || kw.mode == kwUnjudged {
+	for _, kw := range m.Watches {
+		if kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged {
 			continue
 		}
-		w := kw.w
-		for _, i := range kw.live {
+		w := kw.Stream
+		for _, i := range kw.Live {
 			e := &w.Events[i]
-			o := m.objs[e.Object.Name]
+			o := m.Objs[e.Object.Name]
 			if e.Type != history.KubeDeleted || o == nil {
 				continue
 			}
 			judged++
-			rv := kw.rv(i)
-			c := o.exactly(rv)
-			if kw.sel == nil && c != nil && !c.del {
+			rv := kw.Rv(i)
+			c := o.Exactly(rv)
+			if kw.Sel == nil && c != nil && !c.Del {
 				v := check.Violation{Guarantee: ErrWatchDeletedRV,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s: RV %d is %s of %s, not its deletion",
-						w.ID, w.Client, kevText(*e), rv, m.changeText(c), o.name),
-					Watch: w.ID, Client: w.Client, Key: o.name, Revision: rv, Want: "the deletion's RV", Got: fmt.Sprint(rv),
-					KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-				m.evidence(&v, c.ref())
+						w.ID, w.Client, model.EventText(*e), rv, m.ChangeText(c), o.Name),
+					Watch: w.ID, Client: w.Client, Key: o.Name, Revision: rv, Want: "the deletion's RV", Got: fmt.Sprint(rv),
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+				m.Evidence(&v, c.Ref())
 				col.Add(v)
 				continue
 			}
-			prev := o.at(rv - 1)
-			carried := m.byValue[e.Object.Value]
+			prev := o.At(rv - 1)
+			carried := m.ByValue[e.Object.Value]
 			switch {
-			case carried != nil && carried.rv >= rv:
+			case carried != nil && carried.Rv >= rv:
 				v := check.Violation{Guarantee: ErrWatchDeletedRV,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s, carrying the state %s made at RV %d, not before the "+
-						"deletion", w.ID, w.Client, kevText(*e), m.writeText(carried), carried.rv),
-					Watch: w.ID, Client: w.Client, Key: o.name, Revision: rv, Want: fmt.Sprintf("a state below RV %d", rv),
-					Got: fmt.Sprint(carried.rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-				m.evidence(&v, kref{op: carried.op.ID, idx: -1})
+						"deletion", w.ID, w.Client, model.EventText(*e), m.WriteText(carried), carried.Rv),
+					Watch: w.ID, Client: w.Client, Key: o.Name, Revision: rv, Want: fmt.Sprintf("a state below RV %d", rv),
+					Got: fmt.Sprint(carried.Rv), KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+				m.Evidence(&v, model.Ref{Op: carried.Op.ID, Index: -1})
 				col.Add(v)
-			case prev.exists() && e.Object.Value != prev.value && o.settled(prev.rv, rv-1, true) ||
-				prev.exists() && carried != nil && carried.rv > 0 && carried.rv < prev.rv:
+			case prev.Exists() && e.Object.Value != prev.Value && o.Settled(prev.Rv, rv-1, true) ||
+				prev.Exists() && carried != nil && carried.Rv > 0 && carried.Rv < prev.Rv:
 				v := check.Violation{Guarantee: ErrWatchDeletedRV,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s, but %s's last state before RV %d was %q, made by "+
-						"%s at RV %d", w.ID, w.Client, kevText(*e), o.name, rv, prev.value, m.changeText(prev), prev.rv),
-					Watch: w.ID, Client: w.Client, Key: o.name, Revision: rv,
-					Want: fmt.Sprintf("%q", prev.value), Got: fmt.Sprintf("%q", e.Object.Value),
-					KubeEvents: []history.KubeEventAt{kevAt(w, i)}}
-				m.evidence(&v, prev.ref())
+						"%s at RV %d", w.ID, w.Client, model.EventText(*e), o.Name, rv, prev.Value, m.ChangeText(prev), prev.Rv),
+					Watch: w.ID, Client: w.Client, Key: o.Name, Revision: rv,
+					Want: fmt.Sprintf("%q", prev.Value), Got: fmt.Sprintf("%q", e.Object.Value),
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}}
+				m.Evidence(&v, prev.Ref())
 				col.Add(v)
 			}
 		}
@@ -412,54 +413,54 @@ func kubeFaultDuring(h *history.History, server string, from, to time.Duration) 
 // initialStateIssues reports the initial part of a watch that is not one
 // state, and later events at or below the state's RV. Selector mismatches
 // are kube/watch-selector's.
-func initialStateIssues(m *kubeModel, kw *kwatch, col *check.Collector, g error, what string) {
-	w := kw.w
-	rvText := stateRVText(kw.sLo, kw.sHi)
-	for _, iss := range kw.state.issues {
-		if iss.kind == issSelector {
+func initialStateIssues(m *model.Model, kw *model.Watch, col *check.Collector, g error, what string) {
+	w := kw.Stream
+	rvText := model.StateRVText(kw.StateLo, kw.StateHi)
+	for _, iss := range kw.State.Issues {
+		if iss.Kind == model.IssueSelector {
 			continue
 		}
-		v := check.Violation{Guarantee: g, Watch: w.ID, Client: w.Client, Key: iss.name, Revision: iss.rv}
-		text, refs := m.issueText(iss, kw.items, rvText)
+		v := check.Violation{Guarantee: g, Watch: w.ID, Client: w.Client, Key: iss.Name, Revision: iss.Rv}
+		text, refs := m.IssueText(iss, kw.Items, rvText)
 		v.Message = fmt.Sprintf("watch %d (client %d) from RV %q: its %s is not one state of the collection at RV %s: %s",
 			w.ID, w.Client, w.Request.ResourceVersion, what, rvText, text)
-		if iss.item >= 0 {
-			v.KubeEvents = append(v.KubeEvents, kevAt(w, initialIndex(kw, iss.item)))
+		if iss.Item >= 0 {
+			v.KubeEvents = append(v.KubeEvents, model.EventAt(w, initialIndex(kw, iss.Item)))
 		}
-		m.evidence(&v, refs...)
+		m.Evidence(&v, refs...)
 		col.Add(v)
 	}
-	top := kw.sLo
-	for _, i := range kw.live {
-		rv := kw.rv(i)
+	top := kw.StateLo
+	for _, i := range kw.Live {
+		rv := kw.Rv(i)
 		if rv > top {
 			continue
 		}
 		col.Add(check.Violation{Guarantee: g,
 			Message: fmt.Sprintf("watch %d (client %d) delivered %s after its %s, which shows RV %d: a later event must "+
-				"have an RV above the state's", w.ID, w.Client, kevText(w.Events[i]), what, top),
+				"have an RV above the state's", w.ID, w.Client, model.EventText(w.Events[i]), what, top),
 			Watch: w.ID, Client: w.Client, Key: w.Events[i].Object.Name, Revision: rv,
-			Want: fmt.Sprintf("> %d", top), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+			Want: fmt.Sprintf("> %d", top), Got: fmt.Sprint(rv), KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}})
 	}
 }
 
 // transition says what a change did to an object with respect to sel.
-func transition(m *kubeModel, c *kchange, sel *labelSelector) string {
-	prev := c.obj.at(c.rv - 1)
-	prevM, newM := prev.exists() && sel.matches(prev.labels), c.exists() && sel.matches(c.labels)
+func transition(m *model.Model, c *model.Change, sel *model.LabelSelector) string {
+	prev := c.Obj.At(c.Rv - 1)
+	prevM, newM := prev.Exists() && sel.Matches(prev.Labels), c.Exists() && sel.Matches(c.Labels)
 	switch {
-	case c.del && prevM:
+	case c.Del && prevM:
 		return "deleted a matching object"
-	case c.del:
+	case c.Del:
 		return "deleted an object that did not match"
 	case prevM && newM:
 		return "kept it matching"
-	case newM && !prev.exists():
+	case newM && !prev.Exists():
 		return "created it matching"
 	case newM:
-		return fmt.Sprintf("made it match (labels %v, before %v)", c.labels, prev.labels)
+		return fmt.Sprintf("made it match (labels %v, before %v)", c.Labels, prev.Labels)
 	case prevM:
-		return fmt.Sprintf("made it stop matching (labels %v, before %v)", c.labels, prev.labels)
+		return fmt.Sprintf("made it stop matching (labels %v, before %v)", c.Labels, prev.Labels)
 	}
-	return fmt.Sprintf("left it outside the selector (labels %v)", c.labels)
+	return fmt.Sprintf("left it outside the selector (labels %v)", c.Labels)
 }

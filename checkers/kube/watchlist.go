@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -20,16 +21,16 @@ import (
 // that the server ended, without that bookmark fails. A server refusing
 // sendInitialEvents (no WatchList support) makes the check skipped.
 func CheckWatchlistInitialEvents(h *history.History, cfg check.Config) check.Result {
-	return checkWatchlistInitialEvents(buildKubeModel(h), cfg)
+	return checkWatchlistInitialEvents(model.Build(h), cfg)
 }
 
-func checkWatchlistInitialEvents(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkWatchlistInitialEvents(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	judged, unsupported, noBookmarks, cutShort := 0, 0, 0, 0
 	var unsupportedWhy string
-	for _, kw := range m.watches {
-		w := kw.w
+	for _, kw := range m.Watches {
+		w := kw.Stream
 		r := w.Request
 		if r.SendInitialEvents == nil || !*r.SendInitialEvents || r.ResourceVersionMatch != "NotOlderThan" || r.Continue != "" {
 			continue
@@ -39,7 +40,7 @@ func checkWatchlistInitialEvents(m *kubeModel, cfg check.Config) check.Result {
 			unsupportedWhy = why
 			continue
 		}
-		if kw.mode != kwStreaming {
+		if kw.Mode != model.WatchStreaming {
 			continue
 		}
 		if !r.AllowBookmarks {
@@ -51,8 +52,8 @@ func checkWatchlistInitialEvents(m *kubeModel, cfg check.Config) check.Result {
 		// have ended does not.
 		ended := w.End != nil && w.End.Reason == history.EndServer &&
 			!kubeFaultDuring(h, w.Server, w.Call, w.End.Time)
-		if kw.endBM < 0 {
-			later := kw.initN < kw.liveEnd()
+		if kw.EndBM < 0 {
+			later := kw.InitN < kw.LiveEnd()
 			if !later && !ended {
 				cutShort++
 				continue
@@ -60,47 +61,47 @@ func checkWatchlistInitialEvents(m *kubeModel, cfg check.Config) check.Result {
 			judged++
 			how := "the server ended it"
 			if later {
-				how = "it went on with " + kevText(w.Events[kw.initN])
+				how = "it went on with " + model.EventText(w.Events[kw.InitN])
 			}
 			v := check.Violation{Guarantee: ErrWatchlistInitialEvents,
 				Message: fmt.Sprintf("streaming list watch %d (client %d) sent %d initial events and no BOOKMARK annotated %s; %s",
-					w.ID, w.Client, len(kw.items), history.AnnotationInitialEventsEnd, how),
+					w.ID, w.Client, len(kw.Items), history.AnnotationInitialEventsEnd, how),
 				Watch: w.ID, Client: w.Client, Want: "an initial-events-end BOOKMARK", Got: "none"}
 			if later {
-				v.KubeEvents = []history.KubeEventAt{kevAt(w, kw.initN)}
+				v.KubeEvents = []history.KubeEventAt{model.EventAt(w, kw.InitN)}
 			}
 			col.Add(v)
 			continue
 		}
 		judged++
-		B := kw.sLo
-		for i := 0; i < kw.endBM; i++ {
+		B := kw.StateLo
+		for i := 0; i < kw.EndBM; i++ {
 			if t := w.Events[i].Type; t != history.KubeAdded {
 				col.Add(check.Violation{Guarantee: ErrWatchlistInitialEvents,
 					Message: fmt.Sprintf("streaming list watch %d (client %d) sent %s among its initial events, before the "+
-						"initial-events-end bookmark at RV %d", w.ID, w.Client, kevText(w.Events[i]), B),
-					Watch: w.ID, Client: w.Client, Want: "ADDED", Got: t, KubeEvents: []history.KubeEventAt{kevAt(w, i)}})
+						"initial-events-end bookmark at RV %d", w.ID, w.Client, model.EventText(w.Events[i]), B),
+					Watch: w.ID, Client: w.Client, Want: "ADDED", Got: t, KubeEvents: []history.KubeEventAt{model.EventAt(w, i)}})
 			}
 		}
-		for i := kw.endBM + 1; i < len(w.Events); i++ {
-			if isInitialEnd(&w.Events[i]) {
+		for i := kw.EndBM + 1; i < len(w.Events); i++ {
+			if model.IsInitialEnd(&w.Events[i]) {
 				col.Add(check.Violation{Guarantee: ErrWatchlistInitialEvents,
 					Message: fmt.Sprintf("streaming list watch %d (client %d) sent a second initial-events-end bookmark (%s) "+
-						"after the one at RV %d", w.ID, w.Client, kevText(w.Events[i]), B),
-					Watch: w.ID, Client: w.Client, Revision: kw.rv(i), Want: "exactly one", Got: "another",
-					KubeEvents: []history.KubeEventAt{kevAt(w, kw.endBM), kevAt(w, i)}})
+						"after the one at RV %d", w.ID, w.Client, model.EventText(w.Events[i]), B),
+					Watch: w.ID, Client: w.Client, Revision: kw.Rv(i), Want: "exactly one", Got: "another",
+					KubeEvents: []history.KubeEventAt{model.EventAt(w, kw.EndBM), model.EventAt(w, i)}})
 			}
 		}
-		floor, floorOp := kw.reqRV, int64(0)
+		floor, floorOp := kw.ReqRV, int64(0)
 		if r.ResourceVersion == "" {
-			floor, floorOp = m.lo.maxBefore(w.Call)
+			floor, floorOp = m.Lo.MaxBefore(w.Call)
 		}
 		if B < floor {
 			v := check.Violation{Guarantee: ErrWatchlistInitialEvents,
 				Message: fmt.Sprintf("streaming list watch %d (client %d) from RV %q ended its initial events at RV %d, below %d",
 					w.ID, w.Client, r.ResourceVersion, B, floor),
 				Watch: w.ID, Client: w.Client, Revision: B, Want: fmt.Sprintf(">= %d", floor), Got: fmt.Sprint(B),
-				KubeEvents: []history.KubeEventAt{kevAt(w, kw.endBM)}}
+				KubeEvents: []history.KubeEventAt{model.EventAt(w, kw.EndBM)}}
 			if floorOp != 0 {
 				v.Message += fmt.Sprintf(", the RV of operation %d, a write acknowledged before the watch was called "+
 					"(RV unset asks for a consistent start)", floorOp)
@@ -127,13 +128,13 @@ func checkWatchlistInitialEvents(m *kubeModel, cfg check.Config) check.Result {
 // watchListUnsupported says why a well-formed streaming list was refused
 // for lack of support ("" if it was not): the WatchList feature gate off,
 // or the storage's RequestWatchProgress missing.
-func watchListUnsupported(kw *kwatch) string {
+func watchListUnsupported(kw *model.Watch) string {
 	var s *history.KubeStatus
 	switch {
-	case kw.mode == kwRefused:
-		s = kw.w.End.Status
-	case kw.errIdx == 0:
-		s = kw.w.Events[0].Status
+	case kw.Mode == model.WatchRefused:
+		s = kw.Stream.End.Status
+	case kw.ErrIdx == 0:
+		s = kw.Stream.Events[0].Status
 	}
 	if s == nil {
 		return ""
@@ -141,7 +142,7 @@ func watchListUnsupported(kw *kwatch) string {
 	msg := strings.ToLower(s.Message)
 	if strings.Contains(msg, "watchlist") || strings.Contains(msg, "sendinitialevents is forbidden") ||
 		strings.Contains(msg, "watch stream was requested") {
-		return fmt.Sprintf("%s %q", statusText(s), s.Message)
+		return fmt.Sprintf("%s %q", model.StatusText(s), s.Message)
 	}
 	return ""
 }
@@ -183,15 +184,15 @@ func CheckWatchlistValidation(h *history.History, cfg check.Config) check.Result
 		}
 		got := "served"
 		if st != nil {
-			got = statusText(st)
+			got = model.StatusText(st)
 		} else if len(w.Events) > 0 {
-			got = fmt.Sprintf("served (%d events, first %s)", len(w.Events), kevText(w.Events[0]))
+			got = fmt.Sprintf("served (%d events, first %s)", len(w.Events), model.EventText(w.Events[0]))
 		}
 		v := check.Violation{Guarantee: ErrWatchlistValidation,
 			Message: fmt.Sprintf("watch %d (client %d) %s, and was answered %s", w.ID, w.Client, why, got),
 			Watch:   w.ID, Client: w.Client, Want: "400 or 422", Got: got}
 		if len(w.Events) > 0 {
-			v.KubeEvents = []history.KubeEventAt{kevAt(w, 0)}
+			v.KubeEvents = []history.KubeEventAt{model.EventAt(w, 0)}
 		}
 		col.Add(v)
 	}
@@ -220,10 +221,10 @@ func CheckWatchlistValidation(h *history.History, cfg check.Config) check.Result
 		}
 		got := "served"
 		if o.Status != nil {
-			got = statusText(o.Status)
+			got = model.StatusText(o.Status)
 		}
 		col.Add(check.Violation{Guarantee: ErrWatchlistValidation,
-			Message: fmt.Sprintf("%s %s, and was answered %s", opText(o), why, got),
+			Message: fmt.Sprintf("%s %s, and was answered %s", model.OpText(o), why, got),
 			Client:  o.Client, Want: "400", Got: got, Operations: []int64{o.ID}})
 	}
 	figures := map[string]float64{"requests_judged": float64(judged), "unanswered": float64(noAnswer)}

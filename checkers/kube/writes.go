@@ -8,32 +8,9 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
-
-// preconditionRV is the RV precondition of an update (the body's
-// resourceVersion) or a delete; 0 if none.
-func preconditionRV(o *history.KubeOperation) int64 {
-	var s string
-	switch o.Request.Verb {
-	case history.KubeUpdate:
-		if o.Request.Object != nil {
-			s = o.Request.Object.ResourceVersion
-		}
-	case history.KubeDelete:
-		s = o.Request.PreconditionRV
-	}
-	n, _ := facts.ParseRV(s)
-	return n
-}
-
-// preconditionUID is the uid precondition of an update or delete.
-func preconditionUID(o *history.KubeOperation) string {
-	if o.Request.Verb == history.KubeUpdate && o.Request.Object != nil {
-		return o.Request.Object.UID
-	}
-	return o.Request.PreconditionUID
-}
 
 // CheckOptimisticConcurrency is kube/optimistic-concurrency:
 //   - an update accepted with precondition RV P committed on top of the
@@ -49,64 +26,64 @@ func preconditionUID(o *history.KubeOperation) string {
 //     answered, one succeeds unless another write of the object may have
 //     come between.
 func CheckOptimisticConcurrency(h *history.History, cfg check.Config) check.Result {
-	return checkOptimisticConcurrency(buildKubeModel(h), cfg)
+	return checkOptimisticConcurrency(model.Build(h), cfg)
 }
 
-func checkOptimisticConcurrency(m *kubeModel, cfg check.Config) check.Result {
-	h := m.h
+func checkOptimisticConcurrency(m *model.Model, cfg check.Config) check.Result {
+	h := m.History
 	col := check.NewCollector(cfg)
 	type key struct {
 		name string
 		p    int64
 	}
-	groups := map[key][]*kwrite{}
+	groups := map[key][]*model.Write{}
 	judged := 0
-	for _, w := range m.writes {
-		o := w.op
-		p, uid := preconditionRV(o), preconditionUID(o)
-		if w.verb == history.KubeCreate || p == 0 && uid == "" {
+	for _, w := range m.Writes {
+		o := w.Op
+		p, uid := model.PreconditionRV(o), model.PreconditionUID(o)
+		if w.Verb == history.KubeCreate || p == 0 && uid == "" {
 			continue
 		}
 		judged++
 		if p > 0 {
-			groups[key{w.name, p}] = append(groups[key{w.name, p}], w)
+			groups[key{w.Name, p}] = append(groups[key{w.Name, p}], w)
 		}
-		ob := m.objs[w.name]
-		base := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: o.Client, Key: w.name, Revision: p,
+		ob := m.Objs[w.Name]
+		base := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: o.Client, Key: w.Name, Revision: p,
 			Operations: []int64{o.ID}}
-		if w.outcome == wAcked && p > 0 && w.rv > 0 {
-			if nx := ob.next(p); nx != nil && nx.rv < w.rv && nx.w != w {
+		if w.Outcome == model.WriteAcked && p > 0 && w.Rv > 0 {
+			if nx := ob.Next(p); nx != nil && nx.Rv < w.Rv && nx.Write != w {
 				v := base
 				v.Message = fmt.Sprintf("%s was accepted with precondition RV %d and committed at RV %d, but %s had changed "+
-					"%s at RV %d in between: it overwrote a write it never saw", opText(o), p, w.rv, m.changeText(nx), w.name, nx.rv)
-				v.Want, v.Got = "409 Conflict", fmt.Sprintf("accepted at RV %d", w.rv)
-				m.evidence(&v, nx.ref())
+					"%s at RV %d in between: it overwrote a write it never saw", model.OpText(o), p, w.Rv, m.ChangeText(nx), w.Name, nx.Rv)
+				v.Want, v.Got = "409 Conflict", fmt.Sprintf("accepted at RV %d", w.Rv)
+				m.Evidence(&v, nx.Ref())
 				col.Add(v)
 				continue
 			}
 		}
-		if w.outcome == wAcked && uid != "" {
+		if w.Outcome == model.WriteAcked && uid != "" {
 			if have, proof := acceptedUID(m, w); have != "" && have != uid {
 				v := base
 				v.Message = fmt.Sprintf("%s was accepted with uid precondition %s, but the object it changed has uid %s",
-					opText(o), uid, have)
+					model.OpText(o), uid, have)
 				v.Want, v.Got = "409 Conflict", "accepted"
 				if proof != nil && proof != w {
-					v.Operations = append(v.Operations, proof.op.ID)
+					v.Operations = append(v.Operations, proof.Op.ID)
 				}
 				col.Add(v)
 				continue
 			}
 		}
-		if p == 0 || w.outcome == wUnknown {
+		if p == 0 || w.Outcome == model.WriteUnknown {
 			continue
 		}
 		// A write of the object acknowledged before this one was called,
 		// above P, proves P stale.
-		var stale *kwrite
-		for _, c := range ob.changes {
-			if c.rv > p && c.w.outcome == wAcked && c.w.op.Return < o.Call && c.w != w {
-				stale = c.w
+		var stale *model.Write
+		for _, c := range ob.Changes {
+			if c.Rv > p && c.Write.Outcome == model.WriteAcked && c.Write.Op.Return < o.Call && c.Write != w {
+				stale = c.Write
 				break
 			}
 		}
@@ -122,26 +99,26 @@ func checkOptimisticConcurrency(m *kubeModel, cfg check.Config) check.Result {
 		}
 		v := base
 		v.Message = fmt.Sprintf("%s with precondition RV %d was answered %d, though %s had been acknowledged at RV %d "+
-			"before it was called", opText(o), p, code, m.writeText(stale), stale.rv)
+			"before it was called", model.OpText(o), p, code, m.WriteText(stale), stale.Rv)
 		v.Want, v.Got = "409 Conflict", fmt.Sprint(code)
-		v.Operations = append([]int64{stale.op.ID}, v.Operations...)
+		v.Operations = append([]int64{stale.Op.ID}, v.Operations...)
 		col.Add(v)
 	}
 	races, won := 0, 0
 	for k, ws := range groups {
-		var succ []*kwrite
+		var succ []*model.Write
 		for _, w := range ws {
-			if w.outcome == wAcked {
+			if w.Outcome == model.WriteAcked {
 				succ = append(succ, w)
 			}
 		}
 		if len(succ) > 1 {
-			v := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: succ[1].op.Client, Key: k.name, Revision: k.p,
+			v := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: succ[1].Op.Client, Key: k.name, Revision: k.p,
 				Message: fmt.Sprintf("%s and %s both succeeded with precondition RV %d on %s: at most one may",
-					opText(succ[0].op), opText(succ[1].op), k.p, k.name),
+					model.OpText(succ[0].Op), model.OpText(succ[1].Op), k.p, k.name),
 				Want: "at most one success", Got: fmt.Sprint(len(succ))}
 			for _, w := range succ {
-				v.Operations = append(v.Operations, w.op.ID)
+				v.Operations = append(v.Operations, w.Op.ID)
 			}
 			col.Add(v)
 		}
@@ -164,19 +141,19 @@ func checkOptimisticConcurrency(m *kubeModel, cfg check.Config) check.Result {
 
 // concurrentUpdates splits the updates of one (object, RV) into races: two
 // or more updates all called before the first of them returned.
-func concurrentUpdates(ws []*kwrite) [][]*kwrite {
-	var ups []*kwrite
+func concurrentUpdates(ws []*model.Write) [][]*model.Write {
+	var ups []*model.Write
 	for _, w := range ws {
-		if w.verb == history.KubeUpdate {
+		if w.Verb == history.KubeUpdate {
 			ups = append(ups, w)
 		}
 	}
-	sort.Slice(ups, func(i, j int) bool { return ups[i].op.Call < ups[j].op.Call })
-	var out [][]*kwrite
+	sort.Slice(ups, func(i, j int) bool { return ups[i].Op.Call < ups[j].Op.Call })
+	var out [][]*model.Write
 	for i := 0; i < len(ups); {
-		j, firstReturn := i+1, ups[i].op.Return
-		for j < len(ups) && ups[j].op.Call < firstReturn {
-			firstReturn = min(firstReturn, ups[j].op.Return)
+		j, firstReturn := i+1, ups[i].Op.Return
+		for j < len(ups) && ups[j].Op.Call < firstReturn {
+			firstReturn = min(firstReturn, ups[j].Op.Return)
 			j++
 		}
 		if j-i >= 2 {
@@ -194,15 +171,15 @@ func concurrentUpdates(ws []*kwrite) [][]*kwrite {
 // it returned (strictly above); hiL, the lowest RV of a consistent list
 // called after it returned (at or above).
 type linIndex struct {
-	lo, hiW, hiL timeIndex
+	lo, hiW, hiL model.TimeIndex
 }
 
 // window returns the RVs an operation's effect may lie at, and the
 // operations that bound them.
 func (x *linIndex) window(o *history.KubeOperation) (lo, hi, loOp, hiOp int64) {
-	lo, loOp = x.lo.maxBefore(o.Call)
-	hw, hwOp := x.hiW.minAfter(o.Return)
-	hl, hlOp := x.hiL.minAfter(o.Return)
+	lo, loOp = x.lo.MaxBefore(o.Call)
+	hw, hwOp := x.hiW.MinAfter(o.Return)
+	hl, hlOp := x.hiL.MinAfter(o.Return)
 	hi, hiOp = int64(math.MaxInt64), 0
 	if hw != math.MaxInt64 {
 		hi, hiOp = hw-1, hwOp
@@ -217,20 +194,20 @@ func (x *linIndex) window(o *history.KubeOperation) (lo, hi, loOp, hiOp int64) {
 // changed, and the write whose answer shows it: the update's own answer,
 // or, for a placed delete, the last acknowledged create or update of the
 // object before the deletion (the same incarnation).
-func acceptedUID(m *kubeModel, w *kwrite) (string, *kwrite) {
-	if w.verb == history.KubeUpdate {
-		if r := w.op.Response; r != nil && r.Object != nil {
+func acceptedUID(m *model.Model, w *model.Write) (string, *model.Write) {
+	if w.Verb == history.KubeUpdate {
+		if r := w.Op.Response; r != nil && r.Object != nil {
 			return r.Object.UID, w
 		}
 		return "", nil
 	}
-	if w.rv == 0 {
+	if w.Rv == 0 {
 		return "", nil
 	}
-	ob := m.objs[w.name]
-	for c := ob.at(w.rv - 1); c != nil && !c.del; c = ob.at(c.rv - 1) {
-		if r := c.w.op.Response; c.w.outcome == wAcked && r != nil && r.Object != nil && r.Object.UID != "" {
-			return r.Object.UID, c.w
+	ob := m.Objs[w.Name]
+	for c := ob.At(w.Rv - 1); c != nil && !c.Del; c = ob.At(c.Rv - 1) {
+		if r := c.Write.Op.Response; c.Write.Outcome == model.WriteAcked && r != nil && r.Object != nil && r.Object.UID != "" {
+			return r.Object.UID, c.Write
 		}
 	}
 	return "", nil
@@ -240,40 +217,40 @@ func acceptedUID(m *kubeModel, w *kwrite) (string, *kwrite) {
 // nothing else wrote the object in between: all were answered, all 409,
 // the object was at RV p, and its next change the history knows (or may
 // not know) comes from a write called after the race ended.
-func raceWithoutWinner(m *kubeModel, race []*kwrite, name string, p int64) (check.Violation, bool) {
+func raceWithoutWinner(m *model.Model, race []*model.Write, name string, p int64) (check.Violation, bool) {
 	var end time.Duration
 	for _, w := range race {
-		if w.outcome == wAcked {
+		if w.Outcome == model.WriteAcked {
 			return check.Violation{}, false
 		}
-		if w.outcome != wRefused || w.op.Status.Code != 409 {
+		if w.Outcome != model.WriteRefused || w.Op.Status.Code != 409 {
 			return check.Violation{}, false
 		}
-		end = max(end, w.op.Return)
+		end = max(end, w.Op.Return)
 	}
-	ob := m.objs[name]
-	c := ob.exactly(p)
-	if !c.exists() {
+	ob := m.Objs[name]
+	c := ob.Exactly(p)
+	if !c.Exists() {
 		return check.Violation{}, false
 	}
-	if nx := ob.next(p); nx != nil && nx.w.op.Call < end {
+	if nx := ob.Next(p); nx != nil && nx.Write.Op.Call < end {
 		return check.Violation{}, false
 	}
-	for _, spans := range [][]kspan{ob.delSpans, ob.putSpans} {
+	for _, spans := range [][]model.Span{ob.DelSpans, ob.PutSpans} {
 		for _, s := range spans {
-			if s.w.op.Call < end && s.hi-1 > p {
+			if s.Write.Op.Call < end && s.Hi-1 > p {
 				return check.Violation{}, false
 			}
 		}
 	}
-	v := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: race[0].op.Client, Key: name, Revision: p,
+	v := check.Violation{Guarantee: ErrOptimisticConcurrency, Client: race[0].Op.Client, Key: name, Revision: p,
 		Message: fmt.Sprintf("none of %d concurrent updates of %s from RV %d succeeded (all 409), though %s was at RV %d "+
-			"(%s) and no other write of it came in between", len(race), name, p, name, p, m.changeText(c)),
+			"(%s) and no other write of it came in between", len(race), name, p, name, p, m.ChangeText(c)),
 		Want: "exactly one success", Got: "none"}
 	for _, w := range race {
-		v.Operations = append(v.Operations, w.op.ID)
+		v.Operations = append(v.Operations, w.Op.ID)
 	}
-	m.evidence(&v, c.ref())
+	m.Evidence(&v, c.Ref())
 	return v, true
 }
 
@@ -282,10 +259,10 @@ func raceWithoutWinner(m *kubeModel, race []*kwrite, name string, p int64) (chec
 // used as a bound it would put the blame on every operation that came
 // before it, which did nothing wrong. Its own violation is reported where
 // it is judged.
-func buildLinIndex(m *kubeModel) linIndex {
+func buildLinIndex(m *model.Model) linIndex {
 	lists := consistentListOps(m)
-	writesOnly := linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(nil, false)}
-	var hiL []tent
+	writesOnly := linIndex{lo: m.Seen, hiW: m.Hi, hiL: model.NewTimeIndex(nil, false)}
+	var hiL []model.TimeEntry
 	for _, o := range lists {
 		n, ok := facts.ParseRV(o.Response.ListRV)
 		if !ok {
@@ -295,20 +272,20 @@ func buildLinIndex(m *kubeModel) linIndex {
 		if _, bad := readFits(m, o, lo, hi); bad {
 			continue
 		}
-		hiL = append(hiL, tent{o.Call, n, o.ID})
+		hiL = append(hiL, model.TimeEntry{T: o.Call, RV: n, Op: o.ID})
 	}
-	return linIndex{lo: m.seen, hiW: m.hi, hiL: newTimeIndex(hiL, false)}
+	return linIndex{lo: m.Seen, hiW: m.Hi, hiL: model.NewTimeIndex(hiL, false)}
 }
 
 // consistentLists are the answered lists with RV unset.
-func consistentListOps(m *kubeModel) []*history.KubeOperation {
+func consistentListOps(m *model.Model) []*history.KubeOperation {
 	var out []*history.KubeOperation
-	for i := range m.h.KubeOps {
-		o := &m.h.KubeOps[i]
+	for i := range m.History.KubeOps {
+		o := &m.History.KubeOps[i]
 		if o.Response == nil || o.Request.Verb != history.KubeList {
 			continue
 		}
-		if k, _ := readKindOf(o.Request); k == rkConsistent {
+		if k, _ := model.ReadKindOf(o.Request); k == model.ReadConsistent {
 			out = append(out, o)
 		}
 	}

@@ -1,16 +1,16 @@
-package kube
+package model
 
 import (
 	"fmt"
 	"strings"
 )
 
-// labelSelector is a parsed Kubernetes label selector: requirements that
+// LabelSelector is a parsed Kubernetes label selector: requirements that
 // must all hold. It knows the forms of the label selector grammar:
 // k=v, k==v, k!=v, k in (a,b), k notin (a,b), k (exists), !k (absent).
 // A nil selector matches everything.
-type labelSelector struct {
-	raw  string
+type LabelSelector struct {
+	Raw  string
 	reqs []labelReq
 }
 
@@ -20,13 +20,13 @@ type labelReq struct {
 	values []string
 }
 
-// parseSelector parses s; "" gives nil (everything).
-func parseSelector(s string) (*labelSelector, error) {
+// ParseSelector parses s; "" gives nil (everything).
+func ParseSelector(s string) (*LabelSelector, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
 	}
-	sel := &labelSelector{raw: s}
+	sel := &LabelSelector{Raw: s}
 	for _, part := range splitSelector(s) {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -92,8 +92,8 @@ func parseRequirement(p string) (labelReq, error) {
 	return labelReq{}, fmt.Errorf("%q is not a requirement vigil understands", p)
 }
 
-// matches reports whether labels satisfy the selector.
-func (s *labelSelector) matches(labels map[string]string) bool {
+// Matches reports whether labels satisfy the selector.
+func (s *LabelSelector) Matches(labels map[string]string) bool {
 	if s == nil {
 		return true
 	}
