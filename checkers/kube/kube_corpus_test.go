@@ -15,23 +15,24 @@ import (
 // compact-storm --fault-interval 7s --duration 30s --seed 8).
 const kubeCorpusRun = "testdata/kube-v1.36.3-faults.jsonl.gz"
 
-// TestKubeCorpus re-checks the recorded run: every MUST check passes, and
-// the run with one watch event taken out fails kube/watch-from-rv, naming
-// the watch and the RV.
+// TestKubeCorpus re-checks the recorded run: every MUST check passes,
+// every check the run gave something to judge judges it, and the run with
+// one watch event taken out fails kube/watch-from-rv, naming the watch and
+// the RV.
 func TestKubeCorpus(t *testing.T) {
 	h := histbuild.LoadGz(t, kubeCorpusRun)
-	judged := 0
+	// What this 30 s run could not show: no watch reached its timeout, no
+	// continue token expired (the watch cache keeps them valid), no watch
+	// was open across a fault's heal.
+	mayskip := map[string]bool{NameWatchTimeout: true, NameContinueExpired: true, NameRecovery: true}
 	for _, c := range Checks() {
 		r := check.Run(c, h, check.DefaultConfig())
 		if r.Verdict == check.Fail && !r.Should || r.Verdict == check.Unknown {
 			t.Errorf("%s: %s %s", c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations))
 		}
-		if r.Verdict != check.Skipped {
-			judged++
+		if r.Verdict == check.Skipped && !mayskip[c.Name] {
+			t.Errorf("%s skipped the recorded run: %s", c.Name, r.Reason)
 		}
-	}
-	if judged < 20 {
-		t.Errorf("only %d checks judged the recorded run", judged)
 	}
 	var w *history.KubeWatchStream
 	for _, x := range h.KubeWatches {
