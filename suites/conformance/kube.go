@@ -624,8 +624,9 @@ func notServed(steps []kubeStep) bool {
 // two servers compare: the namespace as {ns}; uids and continue tokens as
 // tokens in order of appearance; resourceVersions as symbols — "w3" for
 // the RV of the probe's third distinct object version, "w3+" for an RV
-// between that and the next one (a list's or bookmark's RV, which other
-// writes on the server may move), "w0+" below the first; creation times,
+// between that and the next one (a bookmark's RV, which other writes on
+// the server may move; a list's own RV is "w3+" from w3 on, see listRV),
+// "w0+" below the first; creation times,
 // managed fields and messages masked.
 type kubeNormalizer struct {
 	ns     string
@@ -689,6 +690,20 @@ func (n *kubeNormalizer) rv(s string) string {
 	return fmt.Sprintf("w%d+", below)
 }
 
+// listRV writes a list's own resourceVersion: "wN+" for any RV from the
+// probe's Nth object version up to the next. A list (or a page) answered
+// from the current state carries the store's revision, which writes to
+// other resources move: seen at w2 exactly on one run and above it on the
+// next (kube-apiserver v1.36.3 with its watch cache, a NotOlderThan list),
+// it says the same.
+func (n *kubeNormalizer) listRV(s string) string {
+	sym := n.rv(s)
+	if strings.HasPrefix(sym, "w") && !strings.HasSuffix(sym, "+") {
+		return sym + "+"
+	}
+	return sym
+}
+
 var maskedKubeFields = map[string]bool{"creationTimestamp": true, "managedFields": true, "deletionTimestamp": true,
 	"message": true, "selfLink": true}
 
@@ -702,6 +717,10 @@ func (n *kubeNormalizer) walk(field string, v any) any {
 			}
 			if maskedKubeFields[k] {
 				out[k] = "*"
+				continue
+			}
+			if rv, ok := e.(string); ok && k == "resourceVersion" && field == "metadata" && x["name"] == nil {
+				out[k] = n.listRV(rv)
 				continue
 			}
 			out[k] = n.walk(k, e)
