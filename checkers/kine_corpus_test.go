@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -48,6 +49,12 @@ func TestKineCorpus(t *testing.T) {
 			t.Errorf("%s: fail, which no finding explains: %s", c.Name, histbuild.ViolationTexts(r.Violations))
 		case !mustFail && r.Verdict == check.Unknown:
 			t.Errorf("%s: unknown: %s", c.Name, r.Reason)
+		}
+		// A violation wraps the guarantee of the check that found it.
+		for _, v := range r.Violations {
+			if c.Guarantee == nil || !errors.Is(v, c.Guarantee) {
+				t.Errorf("%s: violation %q does not wrap the check's guarantee", c.Name, v.Message)
+			}
 		}
 	}
 }

@@ -51,16 +51,3 @@ func Run(h *history.History, cfg check.Config) []check.Result {
 	}
 	return out
 }
-
-// IsShould reports whether the named check judges a SHOULD line (a
-// best-effort promise, reported as a warning) rather than a MUST.
-func IsShould(name string) bool {
-	for _, cs := range [][]check.Check{Etcd(), Kube()} {
-		for _, c := range cs {
-			if c.Name == name {
-				return c.Should
-			}
-		}
-	}
-	return false
-}

@@ -62,8 +62,8 @@ func TestForHistory(t *testing.T) {
 	}
 	for _, c := range kube.Checks() {
 		if want := c.Name == kube.NameBookmarks || c.Name == kube.NameStaleReadBound ||
-			c.Name == kube.NameCacheAgreesWithEtcd || c.Name == kube.NameRecovery; IsShould(c.Name) != want {
-			t.Errorf("IsShould(%s) = %v", c.Name, !want)
+			c.Name == kube.NameCacheAgreesWithEtcd || c.Name == kube.NameRecovery; c.Should != want {
+			t.Errorf("%s: Should = %v", c.Name, !want)
 		}
 	}
 }
