@@ -1,14 +1,5 @@
 package facts
 
-func ContainsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
 // ShortKey strips the run's prefix from a key, for messages; Violation.Key
 // keeps the whole key.
 func ShortKey(prefix, key string) string {

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/vigil-suite/vigil/checkers/check"
-	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
 	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
@@ -74,7 +74,7 @@ func TestKubeGeneratedHistoryCaught(t *testing.T) {
 	}
 	for _, c := range []check.Check{{Name: NameConsistentRead, Run: CheckConsistentRead}, {Name: NameLinearizable, Run: CheckLinearizable}} {
 		r := c.Run(h, check.DefaultConfig())
-		if stale == nil || r.Verdict != check.Fail || !facts.ContainsID(r.Violations[0].Operations, stale.ID) {
+		if stale == nil || r.Verdict != check.Fail || !slices.Contains(r.Violations[0].Operations, stale.ID) {
 			t.Errorf("%s on a stale get: %s %s", c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations))
 		}
 	}
@@ -106,7 +106,7 @@ func TestKubeGeneratedHistoryCaught(t *testing.T) {
 		}
 	}
 	r = CheckOptimisticConcurrency(h, check.DefaultConfig())
-	if accepted == nil || r.Verdict != check.Fail || !facts.ContainsID(r.Violations[0].Operations, accepted.ID) {
+	if accepted == nil || r.Verdict != check.Fail || !slices.Contains(r.Violations[0].Operations, accepted.ID) {
 		t.Errorf("kube/optimistic-concurrency on an accepted stale update: %s %s", r.Verdict, histbuild.ViolationTexts(r.Violations))
 	}
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
@@ -84,7 +85,7 @@ func checkLinearizable(m *model.Model, cfg check.Config) check.Result {
 		v.Message = fmt.Sprintf("%s %s; it must reflect the state at an RV from %d (%s) to %s (%s)", model.OpText(o), v.Message,
 			lo, boundText(loOp, "acknowledged before it was called"), hiText(hi), boundText(hiOp, "called after it returned"))
 		for _, id := range []int64{loOp, hiOp} {
-			if id != 0 && !facts.ContainsID(v.Operations, id) {
+			if id != 0 && !slices.Contains(v.Operations, id) {
 				v.Operations = append(v.Operations, id)
 			}
 		}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -128,7 +129,7 @@ func TestKubeLinearizableStaleListBlamesOnlyItself(t *testing.T) {
 	stale := b.List(3, 60, 70, history.KubeRequest{}, 10, "", histbuild.A10)
 	for _, run := range []func(*history.History, check.Config) check.Result{CheckLinearizable, CheckConsistentRead} {
 		r := run(b.H, check.DefaultConfig())
-		if r.Verdict != check.Fail || len(r.Violations) != 1 || !histbuild.ContainsOp(r.Violations[0].Operations, stale) {
+		if r.Verdict != check.Fail || len(r.Violations) != 1 || !slices.Contains(r.Violations[0].Operations, stale) {
 			t.Errorf("%s: %s with %d violation(s), want one naming the stale list (operation %d): %s",
 				r.Name, r.Verdict, len(r.Violations), stale, histbuild.ViolationTexts(r.Violations))
 		}

@@ -3,12 +3,12 @@ package histbuild
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
-	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -240,7 +240,7 @@ func RunKubeCases(t *testing.T, run func(*history.History, check.Config) check.R
 				t.Errorf("violation names watch %d RV %d key %q, want %d %d %q: %s", v.Watch, v.Revision, v.Key,
 					c.Watch, c.Rev, c.Key, v.Message)
 			}
-			if c.Op != 0 && !facts.ContainsID(v.Operations, c.Op) {
+			if c.Op != 0 && !slices.Contains(v.Operations, c.Op) {
 				t.Errorf("violation names operations %v, want %d among them: %s", v.Operations, c.Op, v.Message)
 			}
 			if !strings.Contains(v.Message, c.Msg) {

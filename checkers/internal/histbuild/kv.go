@@ -2,6 +2,7 @@ package histbuild
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func RunKVCases(t *testing.T, run func(*history.History, check.Config) check.Res
 				t.Errorf("violation names client %d revision %d key %s, want %d %d %s: %s",
 					v.Client, v.Revision, v.Key, c.Client, c.Rev, c.Key, v.Message)
 			}
-			if c.Op != 0 && !ContainsOp(v.Operations, c.Op) {
+			if c.Op != 0 && !slices.Contains(v.Operations, c.Op) {
 				t.Errorf("violation cites operations %v, want %d among them: %s", v.Operations, c.Op, v.Message)
 			}
 			if !strings.Contains(v.Message, c.Msg) {
@@ -65,15 +66,6 @@ func RunKVCases(t *testing.T, run func(*history.History, check.Config) check.Res
 			}
 		})
 	}
-}
-
-func ContainsOp(ops []int64, id int64) bool {
-	for _, o := range ops {
-		if o == id {
-			return true
-		}
-	}
-	return false
 }
 
 func DurationOf(t int) time.Duration { return time.Duration(t) }

@@ -9,6 +9,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -703,7 +704,7 @@ func (m *Model) Evidence(v *check.Violation, refs ...Ref) {
 	for _, r := range refs {
 		switch {
 		case r.Op != 0:
-			if !facts.ContainsID(v.Operations, r.Op) {
+			if !slices.Contains(v.Operations, r.Op) {
 				v.Operations = append(v.Operations, r.Op)
 			}
 		case r.watch != 0:
