@@ -35,7 +35,10 @@ undecided), 3 usage or setup error.`,
 		c.RunE = func(_ *cobra.Command, args []string) error {
 			n, err := a(args)
 			*code = n
-			return err
+			if err != nil {
+				return actionError{err}
+			}
+			return nil
 		}
 		c.SilenceUsage, c.SilenceErrors = true, true
 		parent.AddCommand(c)

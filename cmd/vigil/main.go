@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
@@ -56,8 +55,11 @@ func run(args []string) int {
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "vigil:", err)
+		// An error no action returned is cobra's or pflag's: a bad command
+		// line (unknown command or flag, wrong number of arguments).
+		var ae actionError
 		var ue *usageErr
-		if errors.As(err, &ue) || isCobraUsage(err) {
+		if !errors.As(err, &ae) || errors.As(err, &ue) {
 			fmt.Fprintln(os.Stderr, "run 'vigil --help' or 'vigil COMMAND --help' for usage")
 		}
 		return exitSetup
@@ -65,18 +67,12 @@ func run(args []string) int {
 	return code
 }
 
-// isCobraUsage reports the errors cobra and pflag return for a bad command
-// line (unknown command or flag, wrong number of arguments).
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument",
-		"flag needs an argument", "accepts ", "requires at least", "bad flag syntax"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
+// actionError is an error a command's action returned, as opposed to one
+// cobra returned while parsing the command line.
+type actionError struct{ err error }
+
+func (e actionError) Error() string { return e.err.Error() }
+func (e actionError) Unwrap() error { return e.err }
 
 // usageErr is a bad command line: exit code 3 and a pointer to the usage.
 type usageErr struct{ msg string }
