@@ -18,150 +18,163 @@ import (
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
+// conformFlags are vigil conform's flags.
+type conformFlags struct {
+	target, endpoints, fixture, command, limits string
+	etcdVersion, reference, only, out, repro    string
+	list                                        bool
+	kine                                        kineFlags
+	kube                                        conformKube
+}
+
 // cmdConform is `vigil conform`: the deterministic probes against a
 // target, compared with a reference server vigil starts itself.
 func cmdConform(fs *flag.FlagSet) action {
-	family := fs.String("target", "etcd", "API family: etcd or kube")
-	endpoints := fs.String("endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
-	var kn kineFlags
-	fixture := fs.String("fixture", "process", "--target etcd, when no --endpoints are given: what vigil starts to probe: process (etcd), kine, or command (your server, from --command)")
-	commandLine := fs.String("command", "", "--fixture command: your etcd-API server's command line, with {client_port} (and optionally {data_dir})")
-	kn.define(fs)
-	limits := fs.String("limitations", "", "whose documented departures from etcd to report as documented limitations rather than failures: none or kine (default kine with --fixture kine, else none)")
-	etcdVersion := fs.String("etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
-	reference := fs.String("reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
-	only := fs.String("only", "", "comma-separated probe names, areas ending in / (e.g. watch/), or Kubernetes behaviours ending in @ (every resource)")
-	out := fs.String("out", "", "output dir (default runs/conform-<timestamp>)")
-	list := fs.Bool("list", false, "list the probes and exit")
-	repro := fs.String("repro", "", "run this one probe against the target and print a standalone Go program that reproduces it")
-	var k conformKube
+	o := &conformFlags{}
+	fs.StringVar(&o.target, "target", "etcd", "API family: etcd or kube")
+	fs.StringVar(&o.endpoints, "endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts)")
+	fs.StringVar(&o.fixture, "fixture", "process", "--target etcd, when no --endpoints are given: what vigil starts to probe: process (etcd), kine, or command (your server, from --command)")
+	fs.StringVar(&o.command, "command", "", "--fixture command: your etcd-API server's command line, with {client_port} (and optionally {data_dir})")
+	o.kine.define(fs)
+	fs.StringVar(&o.limits, "limitations", "", "whose documented departures from etcd to report as documented limitations rather than failures: none or kine (default kine with --fixture kine, else none)")
+	fs.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
+	fs.StringVar(&o.reference, "reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
+	fs.StringVar(&o.only, "only", "", "comma-separated probe names, areas ending in / (e.g. watch/), or Kubernetes behaviours ending in @ (every resource)")
+	fs.StringVar(&o.out, "out", "", "output dir (default runs/conform-<timestamp>)")
+	fs.BoolVar(&o.list, "list", false, "list the probes and exit")
+	fs.StringVar(&o.repro, "repro", "", "run this one probe against the target and print a standalone Go program that reproduces it")
+	k := &o.kube
 	k.kubeServer.define(fs, " (default: one vigil starts over etcd)")
 	fs.StringVar(&k.version, "kube-version", binaries.DefaultKubeVersion, "--target kube: Kubernetes version whose kube-apiserver vigil starts when no --server is given")
 	fs.BoolVar(&k.watchCache, "watch-cache", true, "--target kube: run the kube-apiserver vigil starts (target and reference) with its watch cache")
 	fs.StringVar(&k.resources, "resource", "all", "--target kube: configmaps, crd (vigilobjects.vigil.dev) or all")
-	return func([]string) (int, error) {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		var probes []conformance.Info
-		switch *family {
-		case "etcd":
-			for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
-				if set[f] {
-					return exitSetup, usageError("--%s goes with --target kube", f)
-				}
-			}
-			switch {
-			case *fixture != "process" && *fixture != "kine" && *fixture != "command":
-				return exitSetup, usageError("--fixture %q: want process (etcd), kine or command", *fixture)
-			case *fixture != "process" && *endpoints != "":
-				return exitSetup, usageError("--fixture %s starts a server to probe; --endpoints probes a server you run: give one of them", *fixture)
-			case (*fixture == "command") != (*commandLine != ""):
-				return exitSetup, usageError("--fixture command and --command go together")
-			case kn.check() != nil:
-				return exitSetup, kn.check()
-			case *limits != "" && *limits != "none" && *limits != "kine":
-				return exitSetup, usageError("--limitations %q: want none or kine", *limits)
-			case *fixture != "kine" && (set["kine-version"] || set["kine-binary"] || set["kine-backend"]):
-				return exitSetup, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
-			}
-			for _, p := range conformance.EtcdProbes() {
-				probes = append(probes, p.Info)
-			}
-		case "kube":
-			if set["endpoints"] {
-				return exitSetup, usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
-			}
-			if err := k.check(); err != nil {
-				return exitSetup, err
-			}
-			probes = conformance.KubeProbeInfos(k.res)
-		default:
-			return exitSetup, usageError("--target %q: etcd or kube", *family)
-		}
-		if *list {
-			for _, p := range probes {
-				fmt.Printf("%-50s %s\n", p.Name, p.Title)
-			}
-			return exitPass, nil
-		}
-		var onlyList []string
-		for _, o := range strings.Split(*only, ",") {
-			if o = strings.TrimSpace(o); o != "" {
-				onlyList = append(onlyList, o)
-			}
-		}
-		if *repro != "" {
-			onlyList, *reference = []string{*repro}, "none"
-		}
-		if err := checkOnly(onlyList, probes); err != nil {
-			return exitSetup, err
-		}
-		ctx, done, err := startOutput(out, "conform")
-		if err != nil {
-			return exitSetup, err
-		}
-		defer done()
+	return func([]string) (int, error) { return o.run(fs) }
+}
 
-		var target probed
-		var startRef func() (probed, error)
-		if *family == "kube" {
-			target, startRef, err = k.servers(ctx, *out, *etcdVersion, *reference, onlyList)
-		} else {
-			start := func(dir string) ([]string, string, func(), error) {
-				eps, stop, err := startConformEtcd(ctx, *etcdVersion, dir)
-				return eps, "etcd " + *etcdVersion + " started by vigil", stop, err
+// run checks the flags set on fs against each other, then probes.
+func (o *conformFlags) run(fs *flag.FlagSet) (int, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var probes []conformance.Info
+	switch o.target {
+	case "etcd":
+		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
+			if set[f] {
+				return exitSetup, usageError("--%s goes with --target kube", f)
 			}
-			if *fixture == "command" {
-				start = func(dir string) ([]string, string, func(), error) { return startConformCommand(ctx, *commandLine, dir) }
-			}
-			if *fixture == "kine" {
-				start = func(dir string) ([]string, string, func(), error) { return startConformKine(ctx, kn, dir) }
-				if *reference == "default" {
-					// kine's Status reports an etcd version it emulates; the
-					// reference is the etcd vigil tests by default instead.
-					*reference = binaries.DefaultEtcdVersion
-				}
-			}
-			target, startRef, err = etcdServers(ctx, *out, *endpoints, start, *reference, onlyList)
 		}
-		if err != nil {
-			return exitSetup, setupError(err)
+		switch {
+		case o.fixture != "process" && o.fixture != "kine" && o.fixture != "command":
+			return exitSetup, usageError("--fixture %q: want process (etcd), kine or command", o.fixture)
+		case o.fixture != "process" && o.endpoints != "":
+			return exitSetup, usageError("--fixture %s starts a server to probe; --endpoints probes a server you run: give one of them", o.fixture)
+		case (o.fixture == "command") != (o.command != ""):
+			return exitSetup, usageError("--fixture command and --command go together")
+		case o.kine.check() != nil:
+			return exitSetup, o.kine.check()
+		case o.limits != "" && o.limits != "none" && o.limits != "kine":
+			return exitSetup, usageError("--limitations %q: want none or kine", o.limits)
+		case o.fixture != "kine" && (set["kine-version"] || set["kine-binary"] || set["kine-backend"]):
+			return exitSetup, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
 		}
-		var lims []conformance.Limitation
-		if *limits == "kine" || *limits == "" && *fixture == "kine" {
-			lims = conformance.KineLimitations()
+		for _, p := range conformance.EtcdProbes() {
+			probes = append(probes, p.Info)
 		}
-		results, refName, err := differential(ctx, target, startRef, lims)
-		if err != nil {
+	case "kube":
+		if set["endpoints"] {
+			return exitSetup, usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+		}
+		if err := o.kube.check(); err != nil {
 			return exitSetup, err
 		}
-		if *repro != "" {
-			if len(results) == 0 {
-				return exitSetup, usageError("--repro %s: no such probe ran", *repro)
-			}
-			how := "go run . -endpoint HOST:PORT"
-			if *family == "kube" {
-				how = "go run . -server URL -token TOKEN -ca-file CA.pem"
-			}
-			fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", *repro, results[0].Verdict, how)
-			fmt.Print(results[0].Reproduction())
-			return exitPass, nil
-		}
-		results = conformance.ApplyLimitations(results, lims)
-		rep := conformance.NewReport(target.name, refName, results)
-		if err := rep.Write(*out); err != nil {
-			return exitSetup, err
-		}
-		rep.Table(os.Stdout)
-		fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", *out)
-		if ctx.Err() != nil {
-			return exitSetup, fmt.Errorf("interrupted")
-		}
-		if rep.Failed() {
-			return exitFail, nil
+		probes = conformance.KubeProbeInfos(o.kube.res)
+	default:
+		return exitSetup, usageError("--target %q: etcd or kube", o.target)
+	}
+	if o.list {
+		for _, p := range probes {
+			fmt.Printf("%-50s %s\n", p.Name, p.Title)
 		}
 		return exitPass, nil
 	}
+	var onlyList []string
+	for _, o := range strings.Split(o.only, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			onlyList = append(onlyList, o)
+		}
+	}
+	if o.repro != "" {
+		onlyList, o.reference = []string{o.repro}, "none"
+	}
+	if err := checkOnly(onlyList, probes); err != nil {
+		return exitSetup, err
+	}
+	ctx, done, err := startOutput(&o.out, "conform")
+	if err != nil {
+		return exitSetup, err
+	}
+	defer done()
+
+	var target probed
+	var startRef func() (probed, error)
+	if o.target == "kube" {
+		target, startRef, err = o.kube.servers(ctx, o.out, o.etcdVersion, o.reference, onlyList)
+	} else {
+		start := func(dir string) ([]string, string, func(), error) {
+			eps, stop, err := startConformEtcd(ctx, o.etcdVersion, dir)
+			return eps, "etcd " + o.etcdVersion + " started by vigil", stop, err
+		}
+		if o.fixture == "command" {
+			start = func(dir string) ([]string, string, func(), error) { return startConformCommand(ctx, o.command, dir) }
+		}
+		if o.fixture == "kine" {
+			start = func(dir string) ([]string, string, func(), error) { return startConformKine(ctx, o.kine, dir) }
+			if o.reference == "default" {
+				// kine's Status reports an etcd version it emulates; the
+				// reference is the etcd vigil tests by default instead.
+				o.reference = binaries.DefaultEtcdVersion
+			}
+		}
+		target, startRef, err = etcdServers(ctx, o.out, o.endpoints, start, o.reference, onlyList)
+	}
+	if err != nil {
+		return exitSetup, setupError(err)
+	}
+	var lims []conformance.Limitation
+	if o.limits == "kine" || o.limits == "" && o.fixture == "kine" {
+		lims = conformance.KineLimitations()
+	}
+	results, refName, err := differential(ctx, target, startRef, lims)
+	if err != nil {
+		return exitSetup, err
+	}
+	if o.repro != "" {
+		if len(results) == 0 {
+			return exitSetup, usageError("--repro %s: no such probe ran", o.repro)
+		}
+		how := "go run . -endpoint HOST:PORT"
+		if o.target == "kube" {
+			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", o.repro, results[0].Verdict, how)
+		fmt.Print(results[0].Reproduction())
+		return exitPass, nil
+	}
+	results = conformance.ApplyLimitations(results, lims)
+	rep := conformance.NewReport(target.name, refName, results)
+	if err := rep.Write(o.out); err != nil {
+		return exitSetup, err
+	}
+	rep.Table(os.Stdout)
+	fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", o.out)
+	if ctx.Err() != nil {
+		return exitSetup, fmt.Errorf("interrupted")
+	}
+	if rep.Failed() {
+		return exitFail, nil
+	}
+	return exitPass, nil
+
 }
 
 // probed is a server the probes run against: its name in the report, the
