@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -108,7 +109,7 @@ func (n *normalizer) walk(field string, v any, answer bool) any {
 			return "*"
 		case revisionFields[field] && x > 0:
 			return n.rev(int64(x))
-		case tokenFields[field] != "" && (x != 0 || tokenFields[field] == "watch"):
+		case tokenFields[field] != "" && (x != 0 || field == "watch_id"): // a watch id of 0 is an id (see withWatchID)
 			return n.token(tokenFields[field], fmt.Sprint(int64(x)))
 		}
 		return x
@@ -229,8 +230,10 @@ func withWatchID(call string, resp any) any {
 	if !ok || !strings.HasPrefix(call, "Watch.") {
 		return resp
 	}
-	if _, has := m["watch_id"]; !has {
-		m["watch_id"] = float64(0)
+	if _, has := m["watch_id"]; has {
+		return m
 	}
-	return m
+	out := maps.Clone(m)
+	out["watch_id"] = float64(0)
+	return out
 }
