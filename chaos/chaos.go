@@ -223,7 +223,6 @@ func Lookup(name string) (Injector, bool) {
 	return nil, false
 }
 
-// ParseList checks a comma-separated list of fault names.
 // UnknownFault is ParseList's error for a name no injector has.
 type UnknownFault struct{ Name string }
 
@@ -240,6 +239,7 @@ func Names() []string {
 	return out
 }
 
+// ParseList checks a comma-separated list of fault names.
 func ParseList(list string) ([]string, error) {
 	var names []string
 	for _, n := range strings.Split(list, ",") {

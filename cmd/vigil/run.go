@@ -149,7 +149,7 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 		names, err := chaos.ParseList(f.faults)
 		var unknown *chaos.UnknownFault
 		if errors.As(err, &unknown) {
-			return nil, usageError("--faults: unknown fault %q%s (vigil faults lists them all)", unknown.Name, didYouMean(unknown.Name, chaos.Names()))
+			return nil, usageError("--faults: %v%s", unknown, didYouMean(unknown.Name, chaos.Names()))
 		}
 		if err != nil {
 			return nil, usageError("--faults: %v", err)
