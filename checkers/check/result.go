@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/vigil-suite/vigil/history"
@@ -48,6 +49,12 @@ type Result struct {
 	Figures map[string]float64 `json:"figures,omitempty"`
 	// Elapsed is measured by the caller (checkers read no clock).
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
+	// Drawing, when the check can show what it judged (kv/linearizable:
+	// porcupine's view of its search), writes that view as a
+	// self-contained HTML page and says what it drew. It draws from the
+	// state of the run that gave the verdict, so nothing is judged twice;
+	// it is not part of result.json.
+	Drawing func(w io.Writer) (string, error) `json:"-"`
 }
 
 // Violation is one broken guarantee with the records that prove it.

@@ -2,6 +2,7 @@ package linearizable
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -60,14 +61,18 @@ func checkLinearizable(h *history.History, cfg check.Config, tune func(*linRun))
 		return check.Skip(Name, "no operation with a response or a definite error to judge", p.figures)
 	}
 	run := p.check(cfg, tune)
+	drawing := func(w io.Writer) (string, error) {
+		v, err := p.draw(h, run, w, VisualizeOptions{})
+		return v.String(), err
+	}
 	switch {
 	case run.st.violation != nil:
 		p.figures["violations"] = 1
-		return check.Result{Name: Name, Verdict: check.Fail, Violations: []check.Violation{*run.st.violation}, Figures: p.figures}
+		return check.Result{Name: Name, Verdict: check.Fail, Violations: []check.Violation{*run.st.violation}, Figures: p.figures, Drawing: drawing}
 	case run.st.reason != "":
 		return check.Result{Name: Name, Verdict: check.Unknown, Reason: run.st.reason, Violations: []check.Violation{}, Figures: p.figures}
 	}
-	return check.Result{Name: Name, Verdict: check.Pass, Violations: []check.Violation{}, Figures: p.figures}
+	return check.Result{Name: Name, Verdict: check.Pass, Violations: []check.Violation{}, Figures: p.figures, Drawing: drawing}
 }
 
 // check plans and replays a prepared history, and records its figures.

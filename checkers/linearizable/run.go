@@ -77,9 +77,10 @@ type linRun struct {
 	deadline time.Time
 	// searchAll makes the whole plan one search (tests of the budgets).
 	searchAll bool
-	// onSearch, if set, sees every search and how it ended (diagnostics
-	// in tests and benchmarks).
-	onSearch func(set *searchSet, out *searchOutcome)
+	// last and lastOut are the latest search and how it ended: the one
+	// that proved a violation, when there is one (what Drawing shows).
+	last    *searchSet
+	lastOut searchOutcome
 	// states[q] is the store before seq[q], valid up to where the replay
 	// got.
 	states  []kvState
@@ -169,7 +170,7 @@ func (r *linRun) search(a, b int32, tr *trouble) (next int32, done bool) {
 		}
 		n := len(set.pops)
 		if n > r.maxOps {
-			if tr != nil && r.p.ops[tr.early].mode == modeAcked && r.p.ops[tr.late].mode == modeAcked {
+			if tr != nil && r.provesRealTime(tr) {
 				v := r.realTimeViolation(tr)
 				r.st.violation = &v
 				return 0, true
@@ -179,9 +180,7 @@ func (r *linRun) search(a, b int32, tr *trouble) (next int32, done bool) {
 			return 0, true
 		}
 		out := r.porcupine(set, true)
-		if r.onSearch != nil {
-			r.onSearch(set, &out)
-		}
+		r.last, r.lastOut = set, out
 		var free searchOutcome
 		if !out.ok && !out.timedOut && !out.exhausted && !(excludeUsed && set.excluded > 0) && r.leak(set) == noLeak {
 			// About to fail. The search in plan order stops where that
@@ -473,6 +472,19 @@ func (r *linRun) revRange(a, b int32) string {
 		return "(none fixed)"
 	}
 	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+// provesRealTime says whether a trouble is, alone, a violation: two
+// different acknowledged operations, both fixed at their own revision,
+// the one called after the other returned at the lower revision. Any other
+// trouble (an operation with no revision to place, two reads at the same
+// revision in either order) needs a search.
+func (r *linRun) provesRealTime(t *trouble) bool {
+	if t.early == t.late || r.p.ops[t.early].mode != modeAcked || r.p.ops[t.late].mode != modeAcked {
+		return false
+	}
+	e, l := r.pl.rev[t.early], r.pl.rev[t.late]
+	return e > 0 && l > 0 && e < l
 }
 
 // realTimeViolation reports, without a search, two acknowledged operations

@@ -31,6 +31,11 @@ type Visualization struct {
 // of the search that failed.
 const visualContext = 30
 
+// String says what was drawn, for a person.
+func (v Visualization) String() string {
+	return fmt.Sprintf("%s, %d operations, %d faults", v.Scope, v.Operations, v.Faults)
+}
+
 // Visualize writes porcupine's HTML view of the KV history to
 // w, with vigil's fault intervals as annotations. What it draws:
 //   - when kv/linearizable fails, the search that proved it: the operations
@@ -39,11 +44,9 @@ const visualContext = 30
 //   - otherwise the whole history if it is small enough, else the last
 //     MaxOperations of the order the check found.
 //
-// It runs the check again (same budgets) to get there.
+// It runs the check (same budgets) to get there; a Result of Check draws
+// the same view without judging again (Result.Drawing).
 func Visualize(h *history.History, cfg check.Config, w io.Writer, opts VisualizeOptions) (Visualization, error) {
-	if opts.MaxOperations <= 0 {
-		opts.MaxOperations = 2000
-	}
 	p, err := prepareLinearizable(h)
 	if err != nil {
 		return Visualization{}, err
@@ -51,27 +54,29 @@ func Visualize(h *history.History, cfg check.Config, w io.Writer, opts Visualize
 	if p.figures["checked"] == 0 {
 		return Visualization{}, fmt.Errorf("no KV operation to draw")
 	}
-	pl := p.plan()
-	run := p.newRun(pl, cfg)
-	var lastSet *searchSet
-	var lastOut searchOutcome
-	run.onSearch = func(set *searchSet, out *searchOutcome) { lastSet, lastOut = set, *out }
-	run.run()
+	return p.draw(h, p.check(cfg, nil), w, opts)
+}
 
+// draw writes the view of a run that has ended.
+func (p *linPrep) draw(h *history.History, run *linRun, w io.Writer, opts VisualizeOptions) (Visualization, error) {
+	if opts.MaxOperations <= 0 {
+		opts.MaxOperations = 2000
+	}
+	pl := run.pl
 	var set *searchSet
 	var info porcupine.LinearizationInfo
 	var scope string
 	switch {
-	case run.st.violation != nil && lastSet != nil:
+	case run.st.violation != nil && run.last != nil:
 		// The failed search, widened by some context on both sides: the
 		// replay reached its start, so the store there is known.
-		a, b := run.expand(max(0, lastSet.a-visualContext), min(int32(len(pl.seq)), lastSet.b+visualContext))
+		a, b := run.expand(max(0, run.last.a-visualContext), min(int32(len(pl.seq)), run.last.b+visualContext))
 		set = run.searchSet(a, b, false)
 		info = run.porcupine(set, false).info
 		if len(set.pops) > opts.MaxOperations {
-			set, info = lastSet, lastOut.info
+			set, info = run.last, run.lastOut.info
 		}
-		scope = fmt.Sprintf("the search that failed (revisions %s) and the operations around it", run.revRange(lastSet.a, lastSet.b))
+		scope = fmt.Sprintf("the search that failed (revisions %s) and the operations around it", run.revRange(run.last.a, run.last.b))
 	case run.st.reason != "":
 		return Visualization{}, fmt.Errorf("kv/linearizable is unknown (%s): nothing proven to draw", run.st.reason)
 	default:

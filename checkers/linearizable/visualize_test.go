@@ -54,6 +54,35 @@ func TestVisualize(t *testing.T) {
 			t.Errorf("drew %+v, want a window of about 100 operations", v)
 		}
 	})
+	t.Run("a result draws its own run, as Visualize does", func(t *testing.T) {
+		b := histbuild.New()
+		b.Put(1, 0, 10, "a", "v1", 11)
+		b.Put(1, 20, 30, "a", "v2", 12)
+		b.Get(2, 40, 50, "a", 12, histbuild.Kv("a", "v1", 11, 11, 1)) // stale
+		r := Check(b.H, check.DefaultConfig())
+		if r.Drawing == nil {
+			t.Fatalf("a %s result has no drawing", r.Verdict)
+		}
+		var fromResult, again bytes.Buffer
+		what, err := r.Drawing(&fromResult)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Visualize(b.H, check.DefaultConfig(), &again, VisualizeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if what != v.String() || fromResult.String() != again.String() {
+			t.Errorf("the result drew %q (%d bytes), Visualize %q (%d bytes)", what, fromResult.Len(), v, again.Len())
+		}
+	})
+	t.Run("an unknown verdict has nothing proven to draw", func(t *testing.T) {
+		h := histbuild.Generate(histbuild.GenConfig{Ops: 600, Clients: 4, Keys: 4, FailPct: 2, ApplyPct: 50, Seed: 7})
+		r := checkLinearizable(h, check.DefaultConfig(), func(r *linRun) { r.maxOps = 1 }) // over the cap
+		if r.Verdict != check.Unknown || r.Drawing != nil {
+			t.Errorf("verdict %s, drawing set %v; want unknown without a drawing", r.Verdict, r.Drawing != nil)
+		}
+	})
 	t.Run("nothing to draw is an error", func(t *testing.T) {
 		if _, err := Visualize(history.New(history.Meta{}), check.DefaultConfig(), &bytes.Buffer{}, VisualizeOptions{}); err == nil {
 			t.Error("an empty history drew something")

@@ -47,7 +47,7 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	out := filepath.Join(filepath.Dir(path), "check")
 	if err := os.MkdirAll(out, 0o755); err == nil {
 		writeReports(out, r)
-		writeVisualization(out, h, results, cfg)
+		writeVisualization(out, results)
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil
@@ -67,8 +67,8 @@ func historySpan(h *history.History) time.Duration {
 
 // writeVisualization draws kv/linearizable's view into dir and says where;
 // a drawing that fails is reported, not fatal: the verdicts stand.
-func writeVisualization(dir string, h *history.History, results []check.Result, cfg check.Config) {
-	path, what, err := reports.WriteVisualization(dir, h, results, cfg)
+func writeVisualization(dir string, results []check.Result) {
+	path, what, err := reports.WriteVisualization(dir, results)
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "vigil: %v\n", err)

@@ -253,21 +253,20 @@ func runEtcdOrKube(f *runFlags, set map[string]string) (int, error) {
 		}
 	}
 
-	ccfg := f.checkConfig()
 	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
-		Workload: f.workload, Checks: ccfg, Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
+		Workload: f.workload, Checks: f.checkConfig(), Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
 	}
 	fx.Stop()
-	return finishRun(f, out, ccfg, "cluster")
+	return finishRun(f, out, "cluster")
 }
 
 // finishRun writes the reports of a run whose system under test (named by
 // stopped) is already stopped, prints the verdict table, and returns the
 // exit code. An interrupted run gets verdict error and its partial history.
-func finishRun(f *runFlags, out *suites.Outcome, ccfg check.Config, stopped string) (int, error) {
+func finishRun(f *runFlags, out *suites.Outcome, stopped string) (int, error) {
 	if out.Interrupted {
 		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
@@ -279,7 +278,7 @@ func finishRun(f *runFlags, out *suites.Outcome, ccfg check.Config, stopped stri
 	if err := writeReports(f.out, r); err != nil {
 		return exitSetup, err
 	}
-	writeVisualization(f.out, out.History, out.Results, ccfg)
+	writeVisualization(f.out, out.Results)
 	reports.Table(os.Stdout, r)
 	isolateHints(r)
 	if f.sabotage != "" {

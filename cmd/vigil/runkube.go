@@ -233,16 +233,15 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 	}
 	fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), f.kube.workload.Duration)
 
-	ccfg := f.checkConfig()
 	out, err := suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
-		Workload: f.kube.workload, Checks: ccfg, Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
+		Workload: f.kube.workload, Checks: f.checkConfig(), Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
 		DeleteNamespace: f.fixture == "external", Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Progress: os.Stderr, Logf: logf})
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
 	}
 	fx.Stop()
-	return finishRun(f, out, ccfg, "API servers and cluster")
+	return finishRun(f, out, "API servers and cluster")
 }
 
 // newKubeFixture builds (or finds) etcd and kube-apiserver and returns the
