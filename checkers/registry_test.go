@@ -86,3 +86,19 @@ func TestSabotageModesNameChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCheckHasASeverity: findings are ranked by it, so a check
+// without one would sort last whatever it found.
+func TestEveryCheckHasASeverity(t *testing.T) {
+	for _, c := range append(Etcd(), Kube()...) {
+		if c.Severity.Rank() > check.Liveness.Rank() {
+			t.Errorf("%s has no severity (%q)", c.Name, c.Severity)
+		}
+	}
+	h := histbuild.Generate(histbuild.GenConfig{Ops: 50, Clients: 2, Keys: 2, Seed: 1})
+	for _, r := range Run(h, check.DefaultConfig()) {
+		if r.Severity == "" {
+			t.Errorf("%s: the result does not carry its check's severity", r.Name)
+		}
+	}
+}

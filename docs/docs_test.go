@@ -160,6 +160,19 @@ func TestEveryCheckDocumented(t *testing.T) {
 			if !strings.Contains(string(b), "| `"+c.Name+"` |") {
 				t.Errorf("docs/checks.md has no row for %s", c.Name)
 			}
+			if row := severityRow(string(b), c.Severity); !strings.Contains(row, "`"+c.Name+"`") {
+				t.Errorf("docs/checks.md does not list %s under severity %s", c.Name, c.Severity)
+			}
 		}
 	}
+}
+
+// severityRow is the row of the severity table in docs/checks.md.
+func severityRow(doc string, s check.Severity) string {
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "| `"+string(s)+"` |") {
+			return line
+		}
+	}
+	return ""
 }

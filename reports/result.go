@@ -38,14 +38,17 @@ type Stats struct {
 
 // Result is result.json.
 type Result struct {
-	Verdict   string            `json:"verdict"`
-	Reason    string            `json:"reason,omitempty"`
-	Seed      int64             `json:"seed"`
-	Target    history.Target    `json:"target"`
-	DurationS float64           `json:"duration_s"`
-	Stats     Stats             `json:"stats"`
-	Checks    []check.Result    `json:"checks"`
-	Files     map[string]string `json:"files,omitempty"`
+	Verdict   string         `json:"verdict"`
+	Reason    string         `json:"reason,omitempty"`
+	Seed      int64          `json:"seed"`
+	Target    history.Target `json:"target"`
+	DurationS float64        `json:"duration_s"`
+	Stats     Stats          `json:"stats"`
+	Checks    []check.Result `json:"checks"`
+	// Findings group the failed checks' violations by root cause (see
+	// Findings), worst first.
+	Findings []Finding         `json:"findings"`
+	Files    map[string]string `json:"files,omitempty"`
 }
 
 // Summarize builds the result of a run from its history and check results.
@@ -55,6 +58,10 @@ func Summarize(h *history.History, results []check.Result, durationS float64) Re
 		DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
 	if r.Checks == nil {
 		r.Checks = []check.Result{}
+	}
+	r.Findings = Findings(results)
+	if r.Findings == nil {
+		r.Findings = []Finding{}
 	}
 	for i := range h.Operations {
 		r.Stats.Operations++

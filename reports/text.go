@@ -10,10 +10,6 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// maxShownViolations bounds what the terminal shows per check; result.json
-// has them all (up to the checkers' own cap).
-const maxShownViolations = 3
-
 // Table writes the verdict table and, below it, the violations with the
 // records that prove them.
 func Table(w io.Writer, r Result) {
@@ -29,6 +25,7 @@ func Table(w io.Writer, r Result) {
 			if n, ok := c.Figures["violations"]; ok && int(n) > len(c.Violations) {
 				detail = fmt.Sprintf("%d violation(s), first %d kept", int(n), len(c.Violations))
 			}
+			detail += fmt.Sprintf(" in %d finding(s)", findingsOf(r.Findings, c.Name))
 		} else if detail == "" {
 			detail = figures(c.Figures)
 		}
@@ -52,28 +49,52 @@ func Table(w io.Writer, r Result) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, c := range r.Checks {
-		if c.Verdict != check.Fail {
-			continue
-		}
-		if c.Should {
-			fmt.Fprintf(w, "\n%s (SHOULD, a warning) failed:\n", c.Name)
-		} else {
-			fmt.Fprintf(w, "\n%s failed:\n", c.Name)
-		}
-		for i, v := range c.Violations {
-			if i == maxShownViolations {
-				fmt.Fprintf(w, "  ... %d more in result.json\n", len(c.Violations)-i)
-				break
-			}
-			writeViolation(w, v, "  ")
-		}
-	}
+	writeFindings(w, r)
 	verdict := strings.ToUpper(r.Verdict)
 	if r.Reason != "" {
 		verdict += ": " + r.Reason
 	}
 	fmt.Fprintf(w, "\nverdict: %s (seed %d)\n", verdict, r.Seed)
+}
+
+// writeFindings lists the findings under the table, each with its
+// smallest witness; result.json has every violation (up to the checkers'
+// own cap).
+func writeFindings(w io.Writer, r Result) {
+	if len(r.Findings) == 0 {
+		return
+	}
+	total := 0
+	for _, f := range r.Findings {
+		total += f.Violations
+	}
+	fmt.Fprintf(w, "\n%d finding(s) (%d violation(s)), worst first:\n", len(r.Findings), total)
+	for i, f := range r.Findings {
+		kind := string(f.Severity)
+		if f.Should {
+			kind += ", SHOULD: a warning"
+		}
+		fmt.Fprintf(w, "\n%d. %s [%s]: %d violation(s) like\n     %s\n   smallest witness:\n", i+1, f.Check, kind, f.Violations, f.Signature)
+		writeViolation(w, f.Witness, "   ")
+		if len(f.Probes) > 0 {
+			target := ""
+			if strings.HasPrefix(f.Check, "kube/") {
+				target = "--target kube "
+			}
+			fmt.Fprintf(w, "   isolate it: vigil conform %s--only %s\n", target, strings.Join(f.Probes, ","))
+		}
+	}
+}
+
+// findingsOf counts the findings of one check.
+func findingsOf(fs []Finding, name string) int {
+	n := 0
+	for _, f := range fs {
+		if f.Check == name {
+			n++
+		}
+	}
+	return n
 }
 
 // verdictWord is the table's verdict: a failed SHOULD check is a warning.

@@ -18,5 +18,5 @@ var (
 
 // Checks returns run/availability.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Run: Check}}
+	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Liveness, Run: Check}}
 }

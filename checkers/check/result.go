@@ -42,6 +42,8 @@ type Result struct {
 	// Should marks a best-effort promise (a SHOULD line): its failure is a
 	// warning and does not fail the run.
 	Should bool `json:"should,omitempty"`
+	// Severity is the check's: what a breach of its guarantee costs.
+	Severity Severity `json:"severity,omitempty"`
 	// Reason explains a skipped or unknown verdict.
 	Reason     string      `json:"reason,omitempty"`
 	Violations []Violation `json:"violations"`
@@ -112,7 +114,40 @@ type Check struct {
 	// Should marks a best-effort promise (a SHOULD line): its failure is
 	// a warning and does not fail the run.
 	Should bool
-	Run    func(h *history.History, cfg Config) Result
+	// Severity is how bad a breach of its guarantee is for a client.
+	Severity Severity
+	Run      func(h *history.History, cfg Config) Result
+}
+
+// Severity ranks what a breach costs the system's clients, worst first:
+// findings are listed in this order.
+type Severity string
+
+const (
+	// Data: clients saw wrong or missing data (a stale read, a lost or
+	// invented event, a wrong prev_kv, a write accepted that should not
+	// have been).
+	Data Severity = "data"
+	// Order: the data is right but its order, metadata or protocol is not
+	// (revisions out of order, a duplicate event, a wrong status or
+	// cancel reason).
+	Order Severity = "order"
+	// Liveness: the system stopped answering or delivering, or answered
+	// later than it must.
+	Liveness Severity = "liveness"
+)
+
+// Rank orders severities, worst first (0); an unknown one ranks last.
+func (s Severity) Rank() int {
+	switch s {
+	case Data:
+		return 0
+	case Order:
+		return 1
+	case Liveness:
+		return 2
+	}
+	return 3
 }
 
 // Guarantee returns the sentinel of the guarantee a check owns: its text
@@ -126,14 +161,14 @@ func Run(c Check, h *history.History, cfg Config) (r Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = Result{Name: c.Name, Verdict: Unknown, Reason: fmt.Sprintf("the check panicked: %v", p),
-				Should: c.Should, Violations: []Violation{}}
+				Should: c.Should, Severity: c.Severity, Violations: []Violation{}}
 		}
 	}()
 	r = c.Run(h, cfg)
 	if r.Name == "" {
 		r.Name = c.Name
 	}
-	r.Should = c.Should
+	r.Should, r.Severity = c.Should, c.Severity
 	if r.Violations == nil {
 		r.Violations = []Violation{}
 	}

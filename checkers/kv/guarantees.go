@@ -28,9 +28,9 @@ var (
 // Checks returns the KV checks in report order.
 func Checks() []check.Check {
 	return []check.Check{
-		{Name: NameRevisionMonotonic, Guarantee: ErrRevisionMonotonic, Run: CheckRevisionMonotonic},
-		{Name: NameSerializableSane, Guarantee: ErrSerializableSane, Run: CheckSerializableSane},
-		{Name: NameCompaction, Guarantee: ErrCompaction, Run: CheckCompaction},
-		{Name: NameConvergence, Guarantee: ErrConvergence, Run: CheckConvergence},
+		{Name: NameRevisionMonotonic, Guarantee: ErrRevisionMonotonic, Severity: check.Order, Run: CheckRevisionMonotonic},
+		{Name: NameSerializableSane, Guarantee: ErrSerializableSane, Severity: check.Data, Run: CheckSerializableSane},
+		{Name: NameCompaction, Guarantee: ErrCompaction, Severity: check.Data, Run: CheckCompaction},
+		{Name: NameConvergence, Guarantee: ErrConvergence, Severity: check.Data, Run: CheckConvergence},
 	}
 }

@@ -19,5 +19,5 @@ var (
 
 // Checks returns kv/linearizable.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Run: Check}}
+	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Data, Run: Check}}
 }

@@ -44,6 +44,7 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = linTimeout, maxUnavailable
 	results := suites.Check(h, cfg)
 	r := reports.Summarize(h, results, historySpan(h).Seconds())
+	addProbes(&r)
 	out := filepath.Join(filepath.Dir(path), "check")
 	if err := os.MkdirAll(out, 0o755); err == nil {
 		writeReports(out, r)

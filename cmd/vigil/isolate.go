@@ -5,28 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites/conformance"
 )
 
-// isolateHints names, under a failed run's table, the conformance probes
-// that isolate each failed check: one deterministic behaviour each, where
-// the run's violation sits in a randomized history.
-func isolateHints(r reports.Result) {
-	for _, c := range r.Checks {
-		if c.Verdict != check.Fail {
-			continue
-		}
-		if probes := conformance.ProbesFor(c.Name); len(probes) > 0 {
-			target := ""
-			if strings.HasPrefix(c.Name, "kube/") {
-				target = "--target kube "
-			}
-			fmt.Printf("%s failed: run `vigil conform %s--only %s` to isolate it\n", c.Name, target, strings.Join(probes, ","))
-		}
+// addProbes names, in each finding, the conformance probes that isolate
+// its check: one deterministic behaviour each, where the run's violation
+// sits in a randomized history.
+func addProbes(r *reports.Result) {
+	for i := range r.Findings {
+		r.Findings[i].Probes = conformance.ProbesFor(r.Findings[i].Check)
 	}
 }
 

@@ -275,12 +275,12 @@ func finishRun(f *runFlags, out *suites.Outcome, stopped string) (int, error) {
 		return exitSetup, nil
 	}
 	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
+	addProbes(&r)
 	if err := writeReports(f.out, r); err != nil {
 		return exitSetup, err
 	}
 	writeVisualization(f.out, out.Results)
 	reports.Table(os.Stdout, r)
-	isolateHints(r)
 	if f.sabotage != "" {
 		reportSabotage(f.sabotage, out.History, out.Results)
 	}
