@@ -1,6 +1,7 @@
 // Package kv holds the checks of the etcd KV API other than
-// linearizability: revision monotonicity, serializable reads, compaction
-// and end-of-run convergence of the members.
+// linearizability: revision monotonicity, serializable reads and the
+// session guarantees a client expects of them, compaction and end-of-run
+// convergence of the members.
 package kv
 
 import "github.com/vigil-suite/vigil/checkers/check"
@@ -11,6 +12,8 @@ const (
 	NameConvergence       = "kv/convergence"
 	NameRevisionMonotonic = "kv/revision-monotonic"
 	NameSerializableSane  = "kv/serializable-sane"
+	NameReadYourWrites    = "kv/read-your-writes"
+	NameMonotonicReads    = "kv/monotonic-reads"
 )
 
 // Guarantees, one sentinel per check; a Violation wraps the one it breaks.
@@ -21,16 +24,22 @@ var (
 		"value that was never written, never a revision above the store's, and never go backwards on one member session")
 	ErrCompaction = check.Guarantee(NameCompaction, "a read at a compacted revision fails with ErrCompacted; "+
 		"a read at a future revision fails, it never returns data")
+	ErrReadYourWrites = check.Guarantee(NameReadYourWrites, "a client's serializable read after its own "+
+		"acknowledged put of a key does not return that key older than the put (SHOULD: etcd keeps it on one member)")
+	ErrMonotonicReads = check.Guarantee(NameMonotonicReads, "a client's serializable read does not return a key "+
+		"older than an earlier read of the same client returned it (SHOULD: etcd keeps it on one member)")
 	ErrConvergence = check.Guarantee(NameConvergence, "at the end, with faults healed, every member has the same "+
 		"revision, compact revision and HashKV")
 )
 
-// Checks returns the KV checks in report order.
+// Checks returns the KV checks in report order, the SHOULD lines last.
 func Checks() []check.Check {
 	return []check.Check{
 		{Name: NameRevisionMonotonic, Guarantee: ErrRevisionMonotonic, Severity: check.Order, Run: CheckRevisionMonotonic},
 		{Name: NameSerializableSane, Guarantee: ErrSerializableSane, Severity: check.Data, Run: CheckSerializableSane},
 		{Name: NameCompaction, Guarantee: ErrCompaction, Severity: check.Data, Run: CheckCompaction},
 		{Name: NameConvergence, Guarantee: ErrConvergence, Severity: check.Data, Run: CheckConvergence},
+		{Name: NameReadYourWrites, Guarantee: ErrReadYourWrites, Should: true, Severity: check.Data, Run: CheckReadYourWrites},
+		{Name: NameMonotonicReads, Guarantee: ErrMonotonicReads, Should: true, Severity: check.Data, Run: CheckMonotonicReads},
 	}
 }

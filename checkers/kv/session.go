@@ -1,0 +1,187 @@
+package kv
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// Session guarantees of serializable reads, judged on the data they
+// return. etcd promises strict serializability for linearizable requests
+// only; a serializable read is answered from the member's own state and
+// may be stale. On one member that state only moves forward, and a write
+// returns once the member that took it applied it, so a client that stays
+// on one member reads its own writes and never reads backwards. Across
+// members (a client that fails over, a load balancer in front of several)
+// nothing promises either. Both checks are therefore SHOULD lines, and
+// each violation names the members involved, so a reader can tell a
+// topology that gives the guarantees up from a member that breaks them.
+//
+// Only what a read returned is judged: a key it does not return may have
+// been deleted (by anyone, or by a lease) in between, and a read at a
+// revision (Request.Revision > 0) asks for the past on purpose. A member
+// that may have restarted between the two answers (a fault overlapping
+// them) serves what it replayed, which may be older: not judged, counted
+// as excused_member_restart.
+
+// sessionSeen is the newest state of one key a client knows of: the
+// revision it was written or read at, and by which operation.
+type sessionSeen struct {
+	rev    int64
+	op     *history.Operation
+	wrote  bool // the client's own acknowledged write, not a read
+	member string
+}
+
+// CheckReadYourWrites is kv/read-your-writes: a client's serializable read
+// called after its own write of a key was acknowledged at revision R never
+// returns that key at a mod revision below R.
+func CheckReadYourWrites(h *history.History, cfg check.Config) check.Result {
+	return checkSession(h, cfg, NameReadYourWrites, ErrReadYourWrites, true)
+}
+
+// CheckMonotonicReads is kv/monotonic-reads: a client's serializable read
+// called after an earlier read of the same client returned a key at mod
+// revision M never returns that key at a mod revision below M.
+func CheckMonotonicReads(h *history.History, cfg check.Config) check.Result {
+	return checkSession(h, cfg, NameMonotonicReads, ErrMonotonicReads, false)
+}
+
+// checkSession walks each client's operations; writes feeds the client's
+// acknowledged writes into what it knows, otherwise its reads do.
+func checkSession(h *history.History, cfg check.Config, name string, guarantee error, writes bool) check.Result {
+	col := check.NewCollector(cfg)
+	figures := map[string]float64{}
+	byClient := map[int][]*history.Operation{}
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if o.Response != nil && !o.Failed() {
+			byClient[o.Client] = append(byClient[o.Client], o)
+		}
+	}
+	clients := make([]int, 0, len(byClient))
+	for c := range byClient {
+		clients = append(clients, c)
+	}
+	sort.Ints(clients)
+	for _, c := range clients {
+		ops := byClient[c]
+		// What the client knows becomes usable once the operation that
+		// taught it returned: learn in return order, judge in call order.
+		learnOrder := append([]*history.Operation(nil), ops...)
+		sort.SliceStable(learnOrder, func(i, j int) bool { return learnOrder[i].Return < learnOrder[j].Return })
+		sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+		known := map[string]sessionSeen{}
+		next := 0
+		for _, o := range ops {
+			for next < len(learnOrder) && learnOrder[next].Return < o.Call {
+				learn(known, learnOrder[next], writes)
+				next++
+			}
+			if !isSerializableRead(o) {
+				continue
+			}
+			figures["serializable_reads"]++
+			if o.Request.Revision > 0 {
+				continue
+			}
+			for _, kv := range o.Response.KVs {
+				s, ok := known[kv.Key]
+				if !ok {
+					continue
+				}
+				if s.member == o.Member && o.Member != "" && facts.RestartBetween(h.Faults, s.op.Call, o.Return) {
+					// A restarted member serves from what it replayed,
+					// which may be behind what it served before.
+					figures["excused_member_restart"]++
+					continue
+				}
+				figures["keys_judged"]++
+				if kv.ModRevision >= s.rev {
+					continue
+				}
+				if s.member != o.Member {
+					figures["violations_across_members"]++
+				}
+				col.Add(sessionViolation(h, guarantee, o, kv, s))
+			}
+		}
+	}
+	if figures["serializable_reads"] == 0 {
+		if why, refused := h.Meta.Refuses["serializable"]; refused {
+			return check.Skip(name, "the target refuses serializable reads ("+why+"), so the workload sent none", figures)
+		}
+		return check.Skip(name, "no acknowledged serializable read", figures)
+	}
+	if figures["keys_judged"] == 0 {
+		seen := "read"
+		if writes {
+			seen = "written"
+		}
+		return check.Skip(name, "no serializable read of the latest revision returned a key its client had "+seen+
+			" before calling it", figures)
+	}
+	return col.Result(name, figures)
+}
+
+// learn records what an acknowledged operation showed its client: the
+// keys it put (writes) or the keys a read at the latest revision returned.
+func learn(known map[string]sessionSeen, o *history.Operation, writes bool) {
+	note := func(key string, rev int64, wrote bool) {
+		if rev > known[key].rev {
+			known[key] = sessionSeen{rev: rev, op: o, wrote: wrote, member: o.Member}
+		}
+	}
+	if writes {
+		for _, key := range putKeys(o) {
+			note(key, o.Response.Revision, true)
+		}
+		return
+	}
+	if o.Request.Kind == history.OpRange && o.Request.Revision == 0 {
+		for _, kv := range o.Response.KVs {
+			note(kv.Key, kv.ModRevision, false)
+		}
+	}
+}
+
+// putKeys are the keys an acknowledged put, or the success branch of an
+// acknowledged txn that took it, wrote at the response's revision.
+func putKeys(o *history.Operation) []string {
+	switch {
+	case o.Request.Kind == history.OpPut:
+		return []string{o.Request.Key}
+	case o.Request.Kind == history.OpTxn && o.Response.Succeeded:
+		var keys []string
+		for _, r := range o.Request.Success {
+			if r.Kind == history.OpPut {
+				keys = append(keys, r.Key)
+			}
+		}
+		return keys
+	}
+	return nil
+}
+
+func sessionViolation(h *history.History, guarantee error, o *history.Operation, kv history.KV, s sessionSeen) check.Violation {
+	key := facts.ShortKey(h.Meta.Prefix, kv.Key)
+	what := fmt.Sprintf("its own %s %d acknowledged %s at revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
+	if !s.wrote {
+		what = fmt.Sprintf("its %s %d had returned %s at mod revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
+	}
+	where := "on the same member " + o.Member
+	if o.Member != s.member {
+		where = fmt.Sprintf("on member %s, after member %s answered the earlier one (across members)", o.Member, s.member)
+	}
+	return check.Violation{
+		Guarantee: guarantee,
+		Message: fmt.Sprintf("client %d's serializable range %d returned %s at mod revision %d (%q), "+
+			"but %s before it was called; %s", o.Client, o.ID, key, kv.ModRevision, kv.Value, what, where),
+		Client: o.Client, Key: kv.Key, Revision: kv.ModRevision,
+		Want: fmt.Sprintf("mod revision >= %d", s.rev), Got: fmt.Sprint(kv.ModRevision),
+		Operations: []int64{s.op.ID, o.ID},
+	}
+}

@@ -1,0 +1,107 @@
+package kv
+
+import (
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+)
+
+func TestKVReadYourWrites(t *testing.T) {
+	histbuild.RunKVCases(t, CheckReadYourWrites, ErrReadYourWrites, []histbuild.KvCase{
+		{Name: "kv/read-your-writes - a read older than the client's own put, on the member that took it - fail", Want: check.Fail,
+			Client: 1, Rev: 11, Key: "a", Op: 3, Msg: "its own put 2 acknowledged a at revision 12 before it was called; on the same member m1",
+			Build: func(b *histbuild.Builder) {
+				b.On("m1", b.Put(1, 0, 10, "a", "1.1", 11))
+				b.On("m1", b.Put(1, 11, 20, "a", "1.2", 12))
+				b.On("m1", b.Sget(1, 21, 30, "a", 12, histbuild.Kv("a", "1.1", 11, 11, 1)))
+			}},
+		{Name: "kv/read-your-writes - the same on another member is still reported - fail", Want: check.Fail,
+			Client: 1, Rev: 11, Key: "a", Op: 2, Msg: "on member m2, after member m1 answered the earlier one (across members)",
+			Build: func(b *histbuild.Builder) {
+				b.On("m1", b.Put(1, 11, 20, "a", "1.2", 12))
+				b.On("m2", b.Sget(1, 21, 30, "a", 11, histbuild.Kv("a", "1.1", 11, 11, 1)))
+			}},
+		{Name: "kv/read-your-writes - a txn's put counts as the client's write - fail", Want: check.Fail,
+			Client: 1, Rev: 5, Key: "b", Op: 2, Msg: "its own txn 1 acknowledged b at revision 12",
+			Build: func(b *histbuild.Builder) {
+				b.Txn2(1, 0, 10, "a", "1.1", "b", "1.2", 12)
+				b.Sget(1, 11, 20, "b", 12, histbuild.Kv("b", "0.9", 5, 5, 1))
+			}},
+		{Name: "kv/read-your-writes - only header revisions regress across members, the data is the client's own - pass", Want: check.Pass,
+			Build: func(b *histbuild.Builder) {
+				b.On("m1", b.Put(1, 0, 10, "a", "1.1", 11))
+				b.On("m1", b.Put(2, 11, 20, "b", "2.1", 12))
+				b.On("m1", b.Sget(1, 21, 30, "a", 12, histbuild.Kv("a", "1.1", 11, 11, 1)))
+				b.On("m2", b.Sget(1, 31, 40, "a", 11, histbuild.Kv("a", "1.1", 11, 11, 1)))
+			}},
+		{Name: "kv/read-your-writes - the member may have restarted in between - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) {
+				b.On("m1", b.Put(1, 11, 20, "a", "1.2", 12))
+				b.Fault("kill-leader", 22, 25)
+				b.On("m1", b.Sget(1, 30, 40, "a", 11, histbuild.Kv("a", "1.1", 11, 11, 1)))
+			}},
+		{Name: "kv/read-your-writes - a fault that restarts no member excuses nothing - fail", Want: check.Fail,
+			Client: 1, Rev: 11, Key: "a", Op: 2,
+			Build: func(b *histbuild.Builder) {
+				b.On("m1", b.Put(1, 11, 20, "a", "1.2", 12))
+				b.Fault("watch-drop", 22, 25)
+				b.On("m1", b.Sget(1, 30, 40, "a", 11, histbuild.Kv("a", "1.1", 11, 11, 1)))
+			}},
+		{Name: "kv/read-your-writes - a read called before the put returned may be older - pass", Want: check.Pass,
+			Build: func(b *histbuild.Builder) {
+				b.Put(1, 0, 10, "a", "1.1", 11)
+				b.Put(1, 11, 20, "a", "1.2", 12)
+				b.Sget(1, 19, 30, "a", 11, histbuild.Kv("a", "1.1", 11, 11, 1))
+			}},
+		{Name: "kv/read-your-writes - another client's put is not the reader's own - pass", Want: check.Pass,
+			Build: func(b *histbuild.Builder) {
+				b.Put(1, 0, 10, "a", "1.1", 11)
+				b.Put(2, 0, 10, "b", "2.1", 12)
+				b.Put(2, 11, 20, "a", "2.2", 13)
+				b.Sget(1, 21, 30, "a", 12, histbuild.Kv("a", "1.1", 11, 11, 1))
+			}},
+		{Name: "kv/read-your-writes - a read at a past revision asks for the past - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) {
+				b.Put(1, 0, 10, "a", "1.1", 11)
+				b.Put(1, 11, 20, "a", "1.2", 12)
+				b.SgetAt(1, 21, 30, "a", 11, 12, "", histbuild.Kv("a", "1.1", 11, 11, 1))
+			}},
+		{Name: "kv/read-your-writes - no serializable read - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) { b.Put(1, 0, 10, "a", "1.1", 11) }},
+	})
+}
+
+func TestKVMonotonicReads(t *testing.T) {
+	histbuild.RunKVCases(t, CheckMonotonicReads, ErrMonotonicReads, []histbuild.KvCase{
+		{Name: "kv/monotonic-reads - a later read returns an older value than an earlier one - fail", Want: check.Fail,
+			Client: 1, Rev: 11, Key: "a", Op: 4, Msg: "its range 3 had returned a at mod revision 12 before it was called",
+			Build: func(b *histbuild.Builder) {
+				b.Put(2, 0, 10, "a", "2.1", 11)
+				b.Put(2, 11, 20, "a", "2.2", 12)
+				b.On("m1", b.Get(1, 21, 30, "a", 12, histbuild.Kv("a", "2.2", 11, 12, 2)))
+				b.On("m1", b.Sget(1, 31, 40, "a", 12, histbuild.Kv("a", "2.1", 11, 11, 1)))
+			}},
+		{Name: "kv/monotonic-reads - two overlapping reads may return in either order: nothing to judge - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) {
+				b.Put(2, 0, 10, "a", "2.1", 11)
+				b.Put(2, 11, 20, "a", "2.2", 12)
+				b.Get(1, 21, 35, "a", 12, histbuild.Kv("a", "2.2", 11, 12, 2))
+				b.Sget(1, 30, 40, "a", 11, histbuild.Kv("a", "2.1", 11, 11, 1))
+			}},
+		{Name: "kv/monotonic-reads - only the header revision goes back - pass", Want: check.Pass,
+			Build: func(b *histbuild.Builder) {
+				b.Put(2, 0, 10, "a", "2.1", 11)
+				b.Put(2, 11, 20, "b", "2.2", 12)
+				b.On("m1", b.Sget(1, 21, 30, "a", 12, histbuild.Kv("a", "2.1", 11, 11, 1)))
+				b.On("m2", b.Sget(1, 31, 40, "a", 11, histbuild.Kv("a", "2.1", 11, 11, 1)))
+			}},
+		{Name: "kv/monotonic-reads - another client's read is not the reader's: nothing to judge - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) {
+				b.Put(2, 0, 10, "a", "2.1", 11)
+				b.Put(2, 11, 20, "a", "2.2", 12)
+				b.Get(3, 21, 30, "a", 12, histbuild.Kv("a", "2.2", 11, 12, 2))
+				b.Sget(1, 31, 40, "a", 11, histbuild.Kv("a", "2.1", 11, 11, 1))
+			}},
+	})
+}
