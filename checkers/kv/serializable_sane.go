@@ -76,10 +76,7 @@ func CheckSerializableSane(h *history.History, cfg check.Config) check.Result {
 		}
 	}
 	if figures["serializable_reads"] == 0 {
-		if why, refused := h.Meta.Refuses["serializable"]; refused {
-			return check.Skip(NameSerializableSane, "the target refuses serializable reads ("+why+"), so the workload sent none", figures)
-		}
-		return check.Skip(NameSerializableSane, "no acknowledged serializable read", figures)
+		return noSerializableRead(NameSerializableSane, h, figures)
 	}
 	return col.Result(NameSerializableSane, figures)
 }

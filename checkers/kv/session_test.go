@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
+	"github.com/vigil-suite/vigil/history"
 )
 
 func TestKVReadYourWrites(t *testing.T) {
@@ -104,4 +105,32 @@ func TestKVMonotonicReads(t *testing.T) {
 				b.Sget(1, 31, 40, "a", 11, histbuild.Kv("a", "2.1", 11, 11, 1))
 			}},
 	})
+}
+
+// TestSerializableEvidence: serializable reads the run sent and never got
+// answered leave the checks of serializable reads unknown; a run that
+// sent none, or a target that refuses them, skips them.
+func TestSerializableEvidence(t *testing.T) {
+	sentUnanswered := histbuild.New()
+	sentUnanswered.Put(1, 0, 10, "a", "1.1", 11)
+	id := sentUnanswered.Sget(1, 11, 20, "a", 11)
+	sentUnanswered.H.Operations[id-1].Response, sentUnanswered.H.Operations[id-1].Error = nil, "context deadline exceeded"
+	sentUnanswered.H.Operations[id-1].Code = history.ErrUnknown
+	none := histbuild.New()
+	none.Put(1, 0, 10, "a", "1.1", 11)
+	refused := histbuild.New()
+	refused.Put(1, 0, 10, "a", "1.1", 11)
+	refused.H.Meta.Refuses = map[string]string{"serializable": "not supported"}
+	for _, c := range []check.Check{{Name: NameSerializableSane, Run: CheckSerializableSane},
+		{Name: NameReadYourWrites, Run: CheckReadYourWrites}, {Name: NameMonotonicReads, Run: CheckMonotonicReads}} {
+		for _, tc := range []struct {
+			name string
+			b    *histbuild.Builder
+			want check.Verdict
+		}{{"sent, none answered", sentUnanswered, check.Unknown}, {"none sent", none, check.Skipped}, {"refused", refused, check.Skipped}} {
+			if r := c.Run(tc.b.H, check.DefaultConfig()); r.Verdict != tc.want {
+				t.Errorf("%s, %s: %s (%s), want %s", c.Name, tc.name, r.Verdict, r.Reason, tc.want)
+			}
+		}
+	}
 }

@@ -49,7 +49,7 @@ func CheckFilter(h *history.History, cfg check.Config) check.Result {
 	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events),
 		"watches_with_filter_or_single_key": float64(filtered)}
 	if events == 0 {
-		return check.Skip(NameFilter, noEventsReason(h), figures)
+		return noEvents(NameFilter, h, figures)
 	}
 	return col.Result(NameFilter, figures)
 }
@@ -128,7 +128,7 @@ func CheckAtomic(h *history.History, cfg check.Config) check.Result {
 	case judged == 0 && len(h.Watches) > 0:
 		return check.Skip(NameAtomic, "every watch asked for fragmented responses", figures)
 	case events == 0:
-		return check.Skip(NameAtomic, noEventsReason(h), figures)
+		return noEvents(NameAtomic, h, figures)
 	case len(multi) == 0:
 		return check.Skip(NameAtomic, "no revision held more than one change: nothing could be split", figures)
 	}

@@ -3,6 +3,7 @@ package watch
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
@@ -41,7 +42,7 @@ func CheckOrdered(h *history.History, cfg check.Config) check.Result {
 	}
 	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
 	if events == 0 {
-		return check.Skip(NameOrdered, noEventsReason(h), figures)
+		return noEvents(NameOrdered, h, figures)
 	}
 	return col.Result(NameOrdered, figures)
 }
@@ -85,16 +86,37 @@ func CheckUnique(h *history.History, cfg check.Config) check.Result {
 	}
 	figures := map[string]float64{"watches": float64(len(h.Watches)), "events": float64(events)}
 	if events == 0 {
-		return check.Skip(NameUnique, noEventsReason(h), figures)
+		return noEvents(NameUnique, h, figures)
 	}
 	return col.Result(NameUnique, figures)
 }
 
-func noEventsReason(h *history.History) string {
+// noEvents is the verdict of a check that found no event to judge. The
+// run asked for that evidence when it opened watches and acknowledged
+// writes they cover after they were opened: then no event at all is
+// unknown, not a skip (watch/liveness and watch/reliable say more, when a
+// watch vouched for anything). Without a watch, or without a covered
+// write, there was nothing to deliver: skipped.
+func noEvents(name string, h *history.History, figures map[string]float64) check.Result {
 	if len(h.Watches) == 0 {
-		return "the history has no watch"
+		return check.Skip(name, "the history has no watch", figures)
 	}
-	return "no watch delivered an event"
+	called := make(map[int64]time.Duration, len(h.Operations))
+	for i := range h.Operations {
+		called[h.Operations[i].ID] = h.Operations[i].Call
+	}
+	changes := committedChanges(h)
+	for _, w := range h.Watches {
+		for _, c := range changes {
+			if called[c.op] > w.Call && facts.Covers(w, c.key, c.typ) {
+				return check.Inconclusive(name, fmt.Sprintf("no watch delivered an event, though watch %d was open "+
+					"before operation %d changed %s, which it covers: the evidence this check needs never arrived",
+					w.ID, c.op, facts.ShortKey(h.Meta.Prefix, c.key)), figures)
+			}
+		}
+	}
+	return check.Skip(name, "no watch delivered an event, and no acknowledged write changed a key after a watch "+
+		"covering it was opened", figures)
 }
 
 // change is a committed change the history proves: the write that made it

@@ -213,7 +213,7 @@ func CheckIsCreate(h *history.History, cfg check.Config) check.Result {
 	}
 	n.into(figures)
 	if n.events == 0 {
-		return check.Skip(NameIsCreate, noEventsReason(h), figures)
+		return noEvents(NameIsCreate, h, figures)
 	}
 	if versionZero > 0 {
 		figures["events_with_version_0"] = float64(versionZero)

@@ -168,10 +168,21 @@ func TestWatchIsCreate(t *testing.T) {
 				e.KV.Version = 2
 				b.Events(w, 5, e)
 			}},
-		{Name: "watch/is-create - no event - skipped", Want: check.Skipped, Build: func(b *histbuild.Builder) {
-			life(b)
-			b.Watch(1, 9, 0, histbuild.PrefixWatch())
-		}},
+		{Name: "watch/is-create - no event though writes it covers came after the watch opened - unknown", Want: check.Unknown,
+			Build: func(b *histbuild.Builder) {
+				life(b)
+				b.Watch(1, 9, 0, histbuild.PrefixWatch())
+			}},
+		{Name: "watch/is-create - no event, and no write after the watch opened - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) {
+				life(b)
+				b.Watch(1, 9, 60, histbuild.PrefixWatch())
+			}},
+		{Name: "watch/is-create - no event, and the writes after it are outside its range - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.Builder) {
+				life(b)
+				b.Watch(1, 9, 0, history.WatchRequest{Key: histbuild.K("z")})
+			}},
 	})
 }
 
