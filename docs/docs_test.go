@@ -155,10 +155,22 @@ func TestEveryCheckDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	evidence := string(b)
+	if i := strings.Index(evidence, "## Evidence"); i >= 0 {
+		evidence = evidence[i:]
+		if j := strings.Index(evidence[3:], "\n## "); j >= 0 {
+			evidence = evidence[:j+3]
+		}
+	} else {
+		t.Error("docs/checks.md has no Evidence section")
+	}
 	for _, cs := range [][]check.Check{checkers.Etcd(), checkers.Kube()} {
 		for _, c := range cs {
 			if !strings.Contains(string(b), "| `"+c.Name+"` |") {
 				t.Errorf("docs/checks.md has no row for %s", c.Name)
+			}
+			if !strings.Contains(evidence, "| `"+c.Name+"`") && !strings.Contains(evidence, ", `"+c.Name+"`") {
+				t.Errorf("docs/checks.md does not say what evidence %s needs", c.Name)
 			}
 			if row := severityRow(string(b), c.Severity); !strings.Contains(row, "`"+c.Name+"`") {
 				t.Errorf("docs/checks.md does not list %s under severity %s", c.Name, c.Severity)
