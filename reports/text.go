@@ -10,8 +10,8 @@ import (
 	"github.com/vigil-suite/vigil/history"
 )
 
-// Table writes the verdict table and, below it, the violations with the
-// records that prove them.
+// Table writes the verdict table and, below it, the findings, each with
+// the records of its smallest witness.
 func Table(w io.Writer, r Result) {
 	width := 26
 	for _, c := range r.Checks {
@@ -57,6 +57,10 @@ func Table(w io.Writer, r Result) {
 	fmt.Fprintf(w, "\nverdict: %s (seed %d)\n", verdict, r.Seed)
 }
 
+// maxShownFindings bounds what the terminal shows; result.json has every
+// finding and every violation (up to the checkers' own cap).
+const maxShownFindings = 10
+
 // writeFindings lists the findings under the table, each with its
 // smallest witness; result.json has every violation (up to the checkers'
 // own cap).
@@ -70,6 +74,10 @@ func writeFindings(w io.Writer, r Result) {
 	}
 	fmt.Fprintf(w, "\n%d finding(s) (%d violation(s)), worst first:\n", len(r.Findings), total)
 	for i, f := range r.Findings {
+		if i == maxShownFindings {
+			fmt.Fprintf(w, "\n... %d more finding(s) in result.json\n", len(r.Findings)-i)
+			break
+		}
 		kind := string(f.Severity)
 		if f.Should {
 			kind += ", SHOULD: a warning"
