@@ -52,7 +52,7 @@ func WriteJUnit(dir string, r Result) error {
 			// A SHOULD line: a warning, not a failed test.
 			tc.Out = "WARNING: " + violationText(c)
 		case c.Verdict == check.Fail:
-			tc.Failure, tc.Detail = fmt.Sprintf("%d violation(s)", len(c.Violations)), violationText(c)
+			tc.Failure, tc.Detail = failureMessage(c, r.Findings), violationText(c)
 		case c.Verdict == check.Unknown:
 			tc.Error = "unknown: " + c.Reason
 		case c.Verdict == check.Skipped:
@@ -63,6 +63,19 @@ func WriteJUnit(dir string, r Result) error {
 		cases = append(cases, tc)
 	}
 	return WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil "+r.Target.Kind, r.DurationS, cases)
+}
+
+// failureMessage is a failed check's one line in a CI system's list: how
+// many violations in how many findings, and the smallest witness of its
+// worst finding.
+func failureMessage(c check.Result, findings []Finding) string {
+	msg := fmt.Sprintf("%d violation(s) in %d finding(s)", len(c.Violations), findingsOf(findings, c.Name))
+	for _, f := range findings {
+		if f.Check == c.Name {
+			return msg + ": " + f.Witness.Message
+		}
+	}
+	return msg
 }
 
 // JUnitCase is one testcase: it passed unless Failure, Error or Skipped

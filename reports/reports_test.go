@@ -87,6 +87,9 @@ func TestJUnit(t *testing.T) {
 	if s.Cases[1].Failure == nil || !strings.Contains(s.Cases[1].Failure.Body, "revision 12") {
 		t.Fatalf("the failure does not carry the violation: %+v", s.Cases[1])
 	}
+	if m := s.Cases[1].Failure.Message; m != "1 violation(s) in 1 finding(s): watch 7 missed PUT k at revision 12" {
+		t.Errorf("failure message %q, want the count and the witness", m)
+	}
 	if s.Cases[2].Failure != nil || !strings.Contains(s.Cases[2].SystemOut, "WARNING") {
 		t.Fatalf("a SHOULD failure must be a warning: %+v", s.Cases[2])
 	}
