@@ -24,6 +24,10 @@ type Finding struct {
 	Signature string `json:"signature"`
 	// Violations counts the violations kept that have this signature.
 	Violations int `json:"violations"`
+	// Found is how many violations the check found in all, when it kept
+	// only the first ones (0 when it kept them all): the kept ones are
+	// then a sample, and a finding's count a lower bound.
+	Found int `json:"found,omitempty"`
 	// Witness is the one with the fewest records (operations and events).
 	Witness check.Violation `json:"witness"`
 	// Probes are the conformance probes that isolate the check's
@@ -41,13 +45,17 @@ func Findings(results []check.Result) []Finding {
 		if r.Verdict != check.Fail {
 			continue
 		}
+		found := 0
+		if n := int(r.Figures["violations"]); n > len(r.Violations) {
+			found = n
+		}
 		at := map[string]int{} // signature -> index into out
 		for _, v := range r.Violations {
 			sig := Signature(v.Message)
 			i, ok := at[sig]
 			if !ok {
 				at[sig] = len(out)
-				out = append(out, Finding{Check: r.Name, Severity: r.Severity, Should: r.Should, Signature: sig, Witness: v})
+				out = append(out, Finding{Check: r.Name, Severity: r.Severity, Should: r.Should, Signature: sig, Witness: v, Found: found})
 				i = len(out) - 1
 			} else if records(v) < records(out[i].Witness) {
 				out[i].Witness = v
@@ -84,8 +92,14 @@ var (
 
 // Signature masks what differs between two violations of one cause: the
 // numbers (ids, revisions, times), quoted values and hexadecimal ids; a
-// list that repeats one masked item says it once, followed by "…".
+// list that repeats one masked item says it once, followed by "…". Only
+// the main clause counts: what a message adds after "; " is context (the
+// events around a missed one, the span a watch vouches for), which differs
+// between two violations of one cause.
 func Signature(message string) string {
+	if i := strings.Index(message, "; "); i > 0 {
+		message = message[:i]
+	}
 	s := quoted.ReplaceAllString(message, `"…"`)
 	s = hexID.ReplaceAllStringFunc(s, func(t string) string {
 		if strings.Trim(t, "0123456789") == "" || strings.Trim(t, "abcdef") == "" {

@@ -82,7 +82,11 @@ func writeFindings(w io.Writer, r Result) {
 		if f.Should {
 			kind += ", SHOULD: a warning"
 		}
-		fmt.Fprintf(w, "\n%d. %s [%s]: %d violation(s) like\n     %s\n   smallest witness:\n", i+1, f.Check, kind, f.Violations, f.Signature)
+		count := fmt.Sprintf("%d violation(s)", f.Violations)
+		if f.Found > 0 {
+			count = fmt.Sprintf("%d of the violations kept (the check found %d)", f.Violations, f.Found)
+		}
+		fmt.Fprintf(w, "\n%d. %s [%s]: %s like\n     %s\n   smallest witness:\n", i+1, f.Check, kind, count, f.Signature)
 		writeViolation(w, f.Witness, "   ")
 		if len(f.Probes) > 0 {
 			target := ""

@@ -169,14 +169,14 @@ func sessionViolation(h *history.History, guarantee error, o *history.Operation,
 	if !s.wrote {
 		what = fmt.Sprintf("its %s %d had returned %s at mod revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
 	}
-	where := "on the same member " + o.Member
+	where := fmt.Sprintf("on member %s, the one that answered the earlier operation", o.Member)
 	if o.Member != s.member {
-		where = fmt.Sprintf("on member %s, after member %s answered the earlier one (across members)", o.Member, s.member)
+		where = fmt.Sprintf("on member %s, another than the one that answered the earlier operation (%s): across members", o.Member, s.member)
 	}
 	return check.Violation{
 		Guarantee: guarantee,
-		Message: fmt.Sprintf("client %d's serializable range %d returned %s at mod revision %d (%q), "+
-			"but %s before it was called; %s", o.Client, o.ID, key, kv.ModRevision, kv.Value, what, where),
+		Message: fmt.Sprintf("client %d's serializable range %d (%s) returned %s at mod revision %d (%q), "+
+			"but %s before it was called", o.Client, o.ID, where, key, kv.ModRevision, kv.Value, what),
 		Client: o.Client, Key: kv.Key, Revision: kv.ModRevision,
 		Want: fmt.Sprintf("mod revision >= %d", s.rev), Got: fmt.Sprint(kv.ModRevision),
 		Operations: []int64{s.op.ID, o.ID},

@@ -11,14 +11,14 @@ import (
 func TestKVReadYourWrites(t *testing.T) {
 	histbuild.RunKVCases(t, CheckReadYourWrites, ErrReadYourWrites, []histbuild.KvCase{
 		{Name: "kv/read-your-writes - a read older than the client's own put, on the member that took it - fail", Want: check.Fail,
-			Client: 1, Rev: 11, Key: "a", Op: 3, Msg: "its own put 2 acknowledged a at revision 12 before it was called; on the same member m1",
+			Client: 1, Rev: 11, Key: "a", Op: 3, Msg: "(on member m1, the one that answered the earlier operation) returned a at mod revision 11 (\"1.1\"), but its own put 2 acknowledged a at revision 12 before it was called",
 			Build: func(b *histbuild.Builder) {
 				b.On("m1", b.Put(1, 0, 10, "a", "1.1", 11))
 				b.On("m1", b.Put(1, 11, 20, "a", "1.2", 12))
 				b.On("m1", b.Sget(1, 21, 30, "a", 12, histbuild.Kv("a", "1.1", 11, 11, 1)))
 			}},
 		{Name: "kv/read-your-writes - the same on another member is still reported - fail", Want: check.Fail,
-			Client: 1, Rev: 11, Key: "a", Op: 2, Msg: "on member m2, after member m1 answered the earlier one (across members)",
+			Client: 1, Rev: 11, Key: "a", Op: 2, Msg: "(on member m2, another than the one that answered the earlier operation (m1): across members)",
 			Build: func(b *histbuild.Builder) {
 				b.On("m1", b.Put(1, 11, 20, "a", "1.2", 12))
 				b.On("m2", b.Sget(1, 21, 30, "a", 11, histbuild.Kv("a", "1.1", 11, 11, 1)))
