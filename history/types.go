@@ -247,6 +247,11 @@ const (
 	MarkEnd = "end"
 )
 
+// FinalKey is the key, under the run's prefix, of the final write; after
+// it the workload reads that key linearizably to show the system healthy
+// at its end (run/availability).
+const FinalKey = "final"
+
 // Target describes the system under test.
 type Target struct {
 	Kind      string   `json:"kind"`

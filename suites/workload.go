@@ -279,7 +279,7 @@ func (w *Workload) Run(ctx context.Context) error {
 // it. The change is one txn that puts one key and deletes another, so that
 // watches filtering out puts or deletes get an event too.
 func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watchers []*watcher) {
-	finalKey, doomed := w.cfg.Prefix+"final", w.cfg.Prefix+"final-del"
+	finalKey, doomed := w.cfg.Prefix+history.FinalKey, w.cfg.Prefix+"final-del"
 	var final *history.Response
 	var opID int64
 	for attempt := 0; attempt < 5 && final == nil && ctx.Err() == nil; attempt++ {
@@ -313,6 +313,16 @@ func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watcher
 	w.Stats.sawRevision(final.Revision)
 	w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkFinalWrite, Time: w.rec.Now(),
 		Op: opID, Revision: final.Revision}})
+	// The system's health at the end: a linearizable read must succeed
+	// too, within as many attempts (run/availability judges them).
+	for attempt := 0; attempt < 5 && ctx.Err() == nil; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
+		_, err := c.Do(rctx, history.Request{Kind: history.OpRange, Key: finalKey})
+		cancel()
+		if err == nil {
+			break
+		}
+	}
 	deadline := time.Now().Add(w.cfg.FinalTimeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		behind := 0

@@ -16,7 +16,9 @@ import (
 // while the fault lasts, not long after it healed). And the run's final
 // write must have succeeded: a history without it whose last calls went
 // unanswered fails with the time the system stopped answering. A history
-// cut short with nothing unanswered is unknown.
+// cut short with nothing unanswered is unknown. After the final write, one
+// of the linearizable reads of its key the workload then sends must have
+// succeeded.
 func Check(h *history.History, cfg check.Config) check.Result {
 	col := check.NewCollector(cfg)
 	bound := cfg.MaxUnavailable
@@ -52,7 +54,13 @@ func Check(h *history.History, cfg check.Config) check.Result {
 			Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs))})
 		return col.Result(Name, figures)
 	}
-	if _, ok := h.Mark(history.MarkFinalWrite); !ok {
+	mark, ok := h.Mark(history.MarkFinalWrite)
+	if ok {
+		if v, bad := finalRead(h, mark, figures); bad {
+			col.Add(v)
+		}
+	}
+	if !ok {
 		if pending == 0 {
 			return check.Inconclusive(Name, "the run ended before its final write, with nothing unanswered: whether the system still answered at its end is not known", figures)
 		}
@@ -63,6 +71,33 @@ func Check(h *history.History, cfg check.Config) check.Result {
 			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", prev.Seconds())})
 	}
 	return col.Result(Name, figures)
+}
+
+// finalRead judges the linearizable reads of the final key the workload
+// sends after the final write: when there are some (histories of older
+// runs have none), one must have succeeded.
+func finalRead(h *history.History, mark history.Mark, figures map[string]float64) (check.Violation, bool) {
+	key := h.Meta.Prefix + history.FinalKey
+	tried, last := 0, time.Duration(0)
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if o.Request.Kind != history.OpRange || o.Request.Key != key || o.Request.Serializable || o.Call < mark.Time {
+			continue
+		}
+		if !o.Failed() {
+			figures["final_reads"] = float64(tried + 1)
+			return check.Violation{}, false
+		}
+		tried, last = tried+1, max(last, o.Return)
+	}
+	figures["final_reads"] = float64(tried)
+	if tried == 0 {
+		return check.Violation{}, false
+	}
+	return check.Violation{Guarantee: Err,
+		Message: fmt.Sprintf("the final write succeeded at t=%.1fs, but none of the %d linearizable reads after it did "+
+			"(the last gave up at t=%.1fs): the system did not answer a read at the end of the run", mark.Time.Seconds(), tried, last.Seconds()),
+		Want: "a linearizable read of the final key answered", Got: fmt.Sprintf("%d reads unanswered", tried)}, true
 }
 
 // outage judges the span (from, to) between two answers with n

@@ -83,5 +83,18 @@ func TestRunAvailability(t *testing.T) {
 			lost(b, 2)
 		}},
 		{Name: "run/availability - no call - skipped", Want: check.Skipped, Build: func(b *histbuild.Builder) {}},
+		{Name: "run/availability - the final write succeeded, no read after it did - fail", Want: check.Fail,
+			Msg: "none of the 2 linearizable reads after it did", Build: func(b *histbuild.Builder) {
+				ok(b, 1)
+				final(b, 2)
+				b.Op(1, int(s(3)), int(s(4)), history.Request{Kind: history.OpRange, Key: histbuild.K(history.FinalKey)}, nil, history.ErrUnknown)
+				b.Op(1, int(s(5)), int(s(6)), history.Request{Kind: history.OpRange, Key: histbuild.K(history.FinalKey)}, nil, history.ErrUnknown)
+			}},
+		{Name: "run/availability - the final write and a read after it succeeded - pass", Want: check.Pass, Build: func(b *histbuild.Builder) {
+			ok(b, 1)
+			final(b, 2)
+			b.Op(1, int(s(3)), int(s(4)), history.Request{Kind: history.OpRange, Key: histbuild.K(history.FinalKey)}, nil, history.ErrUnknown)
+			b.Op(1, int(s(5)), int(s(6)), history.Request{Kind: history.OpRange, Key: histbuild.K(history.FinalKey)}, &history.Response{Revision: 2}, "")
+		}},
 	})
 }
