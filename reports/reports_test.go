@@ -110,3 +110,21 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Fatalf("result.json lost data: %+v", got)
 	}
 }
+
+// TestTableSaysMostlyExcused: a pass that rests on excuses says so in its
+// detail; one that judged more than it excused does not.
+func TestTableSaysMostlyExcused(t *testing.T) {
+	results := []check.Result{
+		{Name: "watch/prev-kv", Verdict: check.Pass, Judged: 2, Excused: map[string]int{"compacted": 31, "undetermined": 0}},
+		{Name: "watch/is-create", Verdict: check.Pass, Judged: 90, Excused: map[string]int{"undetermined": 10}},
+	}
+	var b bytes.Buffer
+	Table(&b, Summarize(history.New(history.Meta{}), results, 1))
+	out := b.String()
+	if !strings.Contains(out, "MOSTLY EXCUSED: 31 excused (compacted=31), 2 judged") {
+		t.Errorf("the mostly excused pass is not flagged:\n%s", out)
+	}
+	if strings.Count(out, "MOSTLY EXCUSED") != 1 {
+		t.Errorf("only watch/prev-kv is mostly excused:\n%s", out)
+	}
+}

@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,6 +30,9 @@ func Table(w io.Writer, r Result) {
 			detail += fmt.Sprintf(" in %d finding(s)", findingsOf(r.Findings, c.Name))
 		} else if detail == "" {
 			detail = figures(c.Figures)
+		}
+		if c.Verdict == check.Pass && c.MostlyExcused() {
+			detail = fmt.Sprintf("MOSTLY EXCUSED: %d excused (%s), %d judged; %s", c.Excuses(), excuses(c.Excused), c.Judged, detail)
 		}
 		fmt.Fprintf(w, "%-*s %-8s %7.2fs  %s\n", width, c.Name, verdictWord(c), c.Elapsed.Seconds(), detail)
 	}
@@ -121,6 +126,17 @@ func figures(f map[string]float64) string {
 	var parts []string
 	for _, k := range sortedKeys(f) {
 		parts = append(parts, fmt.Sprintf("%s=%g", k, f[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// excuses lists the reasons of excuses that occurred, "why=n".
+func excuses(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+		}
 	}
 	return strings.Join(parts, " ")
 }

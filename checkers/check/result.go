@@ -49,6 +49,14 @@ type Result struct {
 	Violations []Violation `json:"violations"`
 	// Figures are what the check counted (events judged, operations, ...).
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Judged counts the observations the check took at face value, and
+	// Excused, by reason, those it let through without (a prev_kv absent
+	// because a compaction covers its revision, an event whose store state
+	// the history does not fix). Every excuse is bounded by evidence; when
+	// excuses outnumber what was judged, a pass means little (MostlyExcused),
+	// and the reports say so.
+	Judged  int            `json:"judged,omitempty"`
+	Excused map[string]int `json:"excused,omitempty"`
 	// Elapsed is measured by the caller (checkers read no clock).
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
 	// Drawing, when the check can show what it judged (kv/linearizable:
@@ -136,6 +144,22 @@ const (
 	// later than it must.
 	Liveness Severity = "liveness"
 )
+
+// Excuses sums Excused.
+func (r Result) Excuses() int {
+	n := 0
+	for _, v := range r.Excused {
+		n += v
+	}
+	return n
+}
+
+// MostlyExcused reports whether more observations were excused than
+// judged: more than half of what the check saw passed on an excuse.
+func (r Result) MostlyExcused() bool {
+	e := r.Excuses()
+	return e > 0 && e > r.Judged
+}
 
 // Rank orders severities, worst first (0); an unknown one ranks last.
 func (s Severity) Rank() int {

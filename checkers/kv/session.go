@@ -121,7 +121,9 @@ func checkSession(h *history.History, cfg check.Config, name string, guarantee e
 		return check.Skip(name, "no serializable read of the latest revision returned a key its client had "+seen+
 			" before calling it", figures)
 	}
-	return col.Result(name, figures)
+	r := col.Result(name, figures)
+	r.Judged, r.Excused = int(figures["keys_judged"]), map[string]int{"member_restart": int(figures["excused_member_restart"])}
+	return r
 }
 
 // learn records what an acknowledged operation showed its client: the

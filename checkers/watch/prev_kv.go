@@ -140,7 +140,15 @@ func scanPrevKV(h *history.History, cfg check.Config, atCreation bool) check.Res
 	if n.events == 0 {
 		return check.Skip(name, "no watch that asked for prev_kv delivered an event", figures)
 	}
-	return col.Result(name, figures)
+	r := col.Result(name, figures)
+	r.Judged = n.judged - n.compacted
+	r.Excused = map[string]int{"compacted": n.compacted, "undetermined": n.undetermined}
+	if !atCreation {
+		// watch/prev-kv-at-creation judges these.
+		r.Judged -= n.atCreation
+		r.Excused["at_creation"] = n.atCreation
+	}
+	return r
 }
 
 // CheckIsCreate is watch/is-create, for every event:
@@ -221,7 +229,9 @@ func CheckIsCreate(h *history.History, cfg check.Config) check.Result {
 			return check.Limitation(NameIsCreate, fmt.Sprintf("%d events carried version 0, which etcd never sends for a live key; the target documents it: %s", versionZero, noVersions), figures)
 		}
 	}
-	return col.Result(NameIsCreate, figures)
+	r := col.Result(NameIsCreate, figures)
+	r.Judged, r.Excused = n.judged, map[string]int{"undetermined": n.undetermined}
+	return r
 }
 
 func prevText(prefix string, pk *history.KV) string {

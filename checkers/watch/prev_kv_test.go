@@ -210,3 +210,28 @@ func TestWatchPrevKVAtCreation(t *testing.T) {
 		{Name: "watch/prev-kv - missing on the first event is left to prev-kv-at-creation - pass", Want: check.Pass, Build: first},
 	})
 }
+
+// TestPrevKVExcuses: the figures say what was excused and why, and a pass
+// that rests on excuses more than on judged events says so.
+func TestPrevKVExcuses(t *testing.T) {
+	b := histbuild.New()
+	life(b)
+	b.Compact(9, 51, 60, 13, 15, "")
+	w := b.Watch(1, 9, 0, history.WatchRequest{Key: histbuild.K("a"), StartRevision: 12, PrevKV: true})
+	b.Events(w, 70, histbuild.PutEv("a", "1.2", 11, 12, 2)) // prev_kv at 11 compacted: excused
+	r := CheckPrevKV(b.H, check.DefaultConfig())
+	if r.Verdict != check.Pass || r.Excused["compacted"] != 1 || r.Judged != 0 || !r.MostlyExcused() {
+		t.Fatalf("%s judged %d excused %v, want a pass on one compaction excuse, mostly excused", r.Verdict, r.Judged, r.Excused)
+	}
+
+	whole := histbuild.New()
+	life(whole)
+	w = whole.Watch(1, 9, 0, prevWatch())
+	for i, e := range lifeEvents {
+		whole.Events(w, 10*i+5, e)
+	}
+	r = CheckPrevKV(whole.H, check.DefaultConfig())
+	if r.Verdict != check.Pass || r.Judged != len(lifeEvents) || r.Excuses() != 0 || r.MostlyExcused() {
+		t.Fatalf("%s judged %d excused %v, want every event judged", r.Verdict, r.Judged, r.Excused)
+	}
+}
