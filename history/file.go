@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,15 +122,25 @@ func Save(path string, h *History) error {
 	return w.Close()
 }
 
-// Load reads a history file. A line that is not a valid record is an error
-// naming the file and the line.
+// Load reads a history file, gzipped or not. A line that is not a valid
+// record is an error naming the file and the line.
 func Load(path string) (*History, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	h, err := Read(f)
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	h, err := Read(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -45,6 +46,31 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if got.WatchByID(1) == nil || len(got.WatchByID(1).Events()) != 1 {
 		t.Fatal("watch 1 or its event lost")
+	}
+}
+
+// TestLoadGzipped: a saved history compressed with gzip loads as is.
+func TestLoadGzipped(t *testing.T) {
+	h := sample()
+	plain := filepath.Join(t.TempDir(), FileName)
+	if err := Save(plain, h); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(plain)
+	var zb bytes.Buffer
+	z := gzip.NewWriter(&zb)
+	z.Write(raw)
+	z.Close()
+	gz := plain + ".gz"
+	if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Operations) != len(h.Operations) || len(got.Watches) != len(h.Watches) {
+		t.Fatalf("loaded %d operations and %d watches, want %d and %d", len(got.Operations), len(got.Watches), len(h.Operations), len(h.Watches))
 	}
 }
 

@@ -30,13 +30,7 @@ func cmdCheck(fset *flag.FlagSet) action {
 }
 
 func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, history.FileName)
-	}
-	h, err := history.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return exitSetup, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
-	}
+	h, path, err := loadSaved(path)
 	if err != nil {
 		return exitSetup, fmt.Errorf("cannot check: %w", err)
 	}
@@ -52,6 +46,19 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil
+}
+
+// loadSaved loads a saved run's history from its output dir or its
+// history.jsonl, and returns the file's path.
+func loadSaved(path string) (*history.History, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, history.FileName)
+	}
+	h, err := history.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
+	}
+	return h, path, err
 }
 
 // historySpan is the time from the first call to the last record.

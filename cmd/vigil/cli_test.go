@@ -392,3 +392,25 @@ func TestSabotageList(t *testing.T) {
 		t.Fatalf("an unknown mode must be a usage error listing the modes: exit %d\n%s", bad.code, bad.stderr)
 	}
 }
+
+// TestSelftestCommand: vigil selftest on the saved corpus run (gzipped, as
+// it is kept) reports each kind and passes; a mistyped kind and a failing
+// history are setup errors that say what to do.
+func TestSelftestCommand(t *testing.T) {
+	corpus := filepath.Join("..", "..", "checkers", "testdata", "etcd-v3.6.16-faults.jsonl.gz")
+	res := vigil(t, 2*time.Minute, "selftest", corpus, "--per-kind", "2", "--only", "drop-event,read-older-value")
+	if res.code != 0 || !strings.Contains(res.stdout, "drop-event") || !strings.Contains(res.stdout, "read-older-value") ||
+		strings.Contains(res.stdout, "swap-events") || !strings.Contains(res.stdout, "every corruption was caught") {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	bad := vigil(t, time.Minute, "selftest", corpus, "--only", "drop-evnt")
+	if bad.code != 3 || !strings.Contains(bad.stderr, "drop-event") {
+		t.Fatalf("a mistyped kind: exit %d, want 3 listing the kinds\n%s", bad.code, bad.stderr)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, history.FileName), []byte(`{"meta":{"format":1,"vigil":"x","target":{"kind":"etcd","fixture":"process"},"seed":1,"started":"2026-01-01T00:00:00Z","prefix":"/p/"}}`+"\n"), 0o644)
+	empty := vigil(t, time.Minute, "selftest", dir)
+	if empty.code != 3 || !strings.Contains(empty.stderr, "nothing to corrupt") {
+		t.Fatalf("an empty history proves nothing: exit %d, want 3\n%s%s", empty.code, empty.stdout, empty.stderr)
+	}
+}

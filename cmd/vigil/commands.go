@@ -82,6 +82,19 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 	}, cmdConform)
 
 	add(&cobra.Command{
+		Use:   "selftest DIR",
+		Short: "corrupt a passing run many times and report what the checks miss",
+		Long: `Corrupt a saved run that every check passed, many times, one small seeded
+change of what the system answered at a time (drop a watch event, duplicate
+one, return an older value, ...). Each corrupted history must be rejected
+by the check that owns the corrupted guarantee; every miss is listed with
+the corruption, and with the argument when it cannot be told from a
+correct answer. Exits 1 when a miss has no argument.`,
+		Args:    cobra.ExactArgs(1),
+		Example: "  vigil selftest runs/20261124-101500-42 --per-kind 50",
+	}, cmdSelftest)
+
+	add(&cobra.Command{
 		Use:     "faults",
 		Short:   "list the fault injectors and whether they run here",
 		Args:    cobra.NoArgs,

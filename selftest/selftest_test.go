@@ -1,0 +1,92 @@
+package selftest
+
+import (
+	"compress/gzip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/watch"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// corpus is a recorded run of a real 3-member etcd v3.6.16 with a leader
+// kill and a paused follower, which every check passes.
+const corpus = "../checkers/testdata/etcd-v3.6.16-faults.jsonl.gz"
+
+func loadCorpus(t *testing.T) *history.History {
+	t.Helper()
+	f, err := os.Open(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Read(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestCorpusSelftest: every kind of corruption applies to the real run,
+// and every corrupted history is rejected by the check that owns the
+// guarantee, or the miss is argued (cannot be told from a correct answer,
+// or only a SHOULD check can notice).
+func TestCorpusSelftest(t *testing.T) {
+	rep, err := Run(loadCorpus(t), Config{PerKind: 6, Seed: 1, Checks: check.DefaultConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Kinds) != len(Kinds()) {
+		t.Fatalf("%d kinds tried of %d", len(rep.Kinds), len(Kinds()))
+	}
+	for _, k := range rep.Kinds {
+		t.Logf("%-26s sites %-5d tried %d caught %d by %s %d argued %d", k.Kind, k.Sites, k.Tried, k.Caught, k.Owner, k.ByOwner, k.Argued)
+		if k.Tried == 0 {
+			t.Errorf("%s: the corpus has no site for it", k.Kind)
+		}
+	}
+	for _, m := range rep.Misses {
+		if m.Argued == "" {
+			t.Errorf("%s missed by %s: %s (failed: %v, warned: %v)", m.Kind, m.Owner, m.What, m.Failed, m.Warned)
+		}
+	}
+}
+
+// TestSelftestReportsAMiss: a corruption its named owner does not catch
+// is an unargued miss, with what was corrupted.
+func TestSelftestReportsAMiss(t *testing.T) {
+	wrong := Kinds()[0] // drop-event, which watch/unique cannot see
+	wrong.Owner = watch.NameUnique
+	rep, err := run(loadCorpus(t), Config{PerKind: 2, Seed: 1, Checks: check.DefaultConfig()}, []Kind{wrong})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Unargued() != 2 || !strings.Contains(rep.Misses[0].What, "dropped") || len(rep.Misses[0].Failed) == 0 {
+		t.Fatalf("want two unargued misses that other checks caught, got %+v", rep.Misses)
+	}
+}
+
+// TestSelftestNeedsAPassingHistory: corrupting a history that already
+// fails proves nothing.
+func TestSelftestNeedsAPassingHistory(t *testing.T) {
+	h := loadCorpus(t)
+	c := clone(h)
+	dropEvent(c, innerEvents("")(c)[100])
+	if _, err := Run(c, Config{PerKind: 1}); err == nil || !strings.Contains(err.Error(), "needs a history every check passes") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSelftestNeedsSomethingToCorrupt: a history with nothing the
+// corruptions apply to is an error, not a clean self-test.
+func TestSelftestNeedsSomethingToCorrupt(t *testing.T) {
+	if _, err := Run(history.New(history.Meta{}), Config{PerKind: 1}); err == nil || !strings.Contains(err.Error(), "nothing to corrupt") {
+		t.Fatalf("err = %v", err)
+	}
+}
