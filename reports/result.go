@@ -30,6 +30,8 @@ type Stats struct {
 	Watches          int          `json:"watches"`
 	WatchEvents      int          `json:"watch_events"`
 	Faults           []FaultCount `json:"faults"`
+	// Availability is how the system answered over the run.
+	Availability *Availability `json:"availability,omitempty"`
 	// Kube is set for runs of a Kubernetes target: its calls, watches,
 	// 410s and relists (the etcd figures above are then vigil's own
 	// compactions and the oracle watch).
@@ -72,6 +74,7 @@ func Summarize(h *history.History, results []check.Result, durationS float64) Re
 	if durationS > 0 {
 		r.Stats.OpsPerSecond = float64(r.Stats.Operations) / durationS
 	}
+	r.Stats.Availability = availability(h)
 	r.Stats.Watches = len(h.Watches)
 	for _, w := range h.Watches {
 		for _, resp := range w.Responses {

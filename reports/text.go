@@ -54,6 +54,7 @@ func Table(w io.Writer, r Result) {
 		}
 		fmt.Fprintln(w)
 	}
+	writeAvailability(w, s.Availability)
 	writeFindings(w, r)
 	verdict := strings.ToUpper(r.Verdict)
 	if r.Reason != "" {

@@ -30,30 +30,30 @@ func Check(h *history.History, cfg check.Config) check.Result {
 	if len(cs) == 0 {
 		return check.Skip(Name, "the history has no call", figures)
 	}
-	prev := time.Duration(-1) // the last answer's return; -1: none yet
 	unanswered, longest := 0, time.Duration(0)
-	pending, lastPending := 0, time.Duration(0) // unanswered calls since prev
-	for _, c := range cs {
-		if !c.Ok {
-			unanswered++
-			pending, lastPending = pending+1, c.Ret
-			continue
-		}
-		if prev >= 0 && pending > 0 {
-			longest = max(longest, c.Ret-prev)
-			if v, bad := outage(h, prev, c.Ret, bound, pending); bad {
+	var open *facts.Outage
+	for _, o := range facts.Outages(cs) {
+		unanswered += o.Unanswered
+		switch {
+		case o.Never && o.Open:
+			col.Add(check.Violation{Guarantee: Err,
+				Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs))})
+			figures["unanswered"] = float64(unanswered)
+			return col.Result(Name, figures)
+		case o.Open:
+			open = &o
+		case o.Never:
+			// Unanswered calls before the first answer: the system under
+			// test was still coming up, which setup bounds.
+		default:
+			longest = max(longest, o.To-o.From)
+			if v, bad := outage(h, o.From, o.To, bound, o.Unanswered); bad {
 				col.Add(v)
 			}
 		}
-		prev, pending = c.Ret, 0
 	}
 	figures["unanswered"] = float64(unanswered)
 	figures["longest_outage_s"] = longest.Seconds()
-	if prev < 0 {
-		col.Add(check.Violation{Guarantee: Err,
-			Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs))})
-		return col.Result(Name, figures)
-	}
 	mark, ok := h.Mark(history.MarkFinalWrite)
 	if ok {
 		if v, bad := finalRead(h, mark, figures); bad {
@@ -61,14 +61,14 @@ func Check(h *history.History, cfg check.Config) check.Result {
 		}
 	}
 	if !ok {
-		if pending == 0 {
+		if open == nil {
 			return check.Inconclusive(Name, "the run ended before its final write, with nothing unanswered: whether the system still answered at its end is not known", figures)
 		}
-		figures["longest_outage_s"] = max(longest, lastPending-prev).Seconds()
+		figures["longest_outage_s"] = max(longest, open.To-open.From).Seconds()
 		col.Add(check.Violation{Guarantee: Err,
 			Message: fmt.Sprintf("unavailable since t=%.1fs: the %d calls after the last answer went unanswered until the history ends at t=%.1fs, and the run's final write never succeeded",
-				prev.Seconds(), pending, lastPending.Seconds()),
-			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", prev.Seconds())})
+				open.From.Seconds(), open.Unanswered, open.To.Seconds()),
+			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", open.From.Seconds())})
 	}
 	return col.Result(Name, figures)
 }

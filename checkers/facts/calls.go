@@ -14,27 +14,76 @@ func answered(o *history.Operation) bool {
 	return o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision || o.Code == history.ErrRefused
 }
 
-// call is when a call returned and whether the system answered it.
-type call struct {
-	Ret time.Duration
-	Ok  bool
+// Call is when a call returned, what kind it was and whether the system
+// answered it: Ok for any answer, Failed when that answer was a definite
+// error (compacted, future revision, refused, an HTTP Status).
+type Call struct {
+	Ret    time.Duration
+	Kind   string
+	Ok     bool
+	Failed bool
 }
 
 // Calls lists the calls on the system under test, by return time: the
 // Kubernetes calls of a Kubernetes target (its etcd is vigil's oracle, not
 // what the clients use), every KV call otherwise.
-func Calls(h *history.History) []call {
-	var out []call
+func Calls(h *history.History) []Call {
+	var out []Call
 	if h.Meta.Target.Kind != "kube" {
 		for i := range h.Operations {
 			o := &h.Operations[i]
-			out = append(out, call{o.Return, answered(o)})
+			ok := answered(o)
+			out = append(out, Call{Ret: o.Return, Kind: string(o.Request.Kind), Ok: ok, Failed: ok && o.Response == nil})
 		}
 	}
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		out = append(out, call{o.Return, o.Response != nil || o.Status != nil})
+		out = append(out, Call{Ret: o.Return, Kind: string(o.Request.Verb), Ok: o.Response != nil || o.Status != nil, Failed: o.Status != nil})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ret < out[j].Ret })
+	return out
+}
+
+// Outage is a span in which clients called and got no answer: from the
+// answer before the first unanswered call (or the first call's return,
+// when nothing had been answered yet: Never) to the next answer. Open
+// marks the last one when no answer came after it; To is then the return
+// of its last unanswered call.
+type Outage struct {
+	From, To   time.Duration
+	Unanswered int
+	Open       bool
+	Never      bool
+}
+
+// Outages lists the outages of calls sorted by return time (Calls).
+func Outages(cs []Call) []Outage {
+	var out []Outage
+	prev := time.Duration(-1) // the last answer's return; -1: none yet
+	pending, first, last := 0, time.Duration(0), time.Duration(0)
+	for _, c := range cs {
+		if !c.Ok {
+			if pending == 0 {
+				first = c.Ret
+			}
+			pending, last = pending+1, c.Ret
+			continue
+		}
+		if pending > 0 {
+			from := prev
+			if prev < 0 {
+				from = first
+			}
+			out = append(out, Outage{From: from, To: c.Ret, Unanswered: pending, Never: prev < 0})
+		}
+		prev, pending = c.Ret, 0
+	}
+	if pending > 0 {
+		from := prev
+		if prev < 0 {
+			from = first
+		}
+		out = append(out, Outage{From: from, To: last, Unanswered: pending, Open: true, Never: prev < 0})
+	}
 	return out
 }
