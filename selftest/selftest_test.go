@@ -1,8 +1,6 @@
 package selftest
 
 import (
-	"compress/gzip"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,16 +15,7 @@ const corpus = "../checkers/testdata/etcd-v3.6.16-faults.jsonl.gz"
 
 func loadCorpus(t *testing.T) *history.History {
 	t.Helper()
-	f, err := os.Open(corpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.Read(z)
+	h, err := history.Load(corpus)
 	if err != nil {
 		t.Fatal(err)
 	}

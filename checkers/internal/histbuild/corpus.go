@@ -1,25 +1,15 @@
 package histbuild
 
 import (
-	"compress/gzip"
-	"os"
 	"testing"
 
 	"github.com/vigil-suite/vigil/history"
 )
 
+// LoadGz loads a saved history (gzipped, as the corpus keeps them).
 func LoadGz(t *testing.T, path string) *history.History {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.Read(z)
+	h, err := history.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
