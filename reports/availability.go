@@ -104,9 +104,12 @@ func writeAvailability(w io.Writer, a *Availability) {
 		}
 	}
 	if len(a.Faults) > 0 {
-		if len(slow) == 0 {
+		switch {
+		case len(slow) == 0 && len(a.Faults) == 1:
+			fmt.Fprint(w, "; answering right after the fault healed")
+		case len(slow) == 0:
 			fmt.Fprintf(w, "; answering right after each of the %d faults healed", len(a.Faults))
-		} else {
+		default:
 			fmt.Fprintf(w, "; answered again after the heal of %s", strings.Join(slow, ", "))
 		}
 	}
