@@ -119,7 +119,6 @@ func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
 			if t.Caught() {
 				kr.Caught++
 			}
-
 			if t.ByOwner() {
 				kr.ByOwner++
 				continue

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	flag "github.com/spf13/pflag"
@@ -42,6 +44,11 @@ func cmdSelftest(fset *flag.FlagSet) action {
 				fmt.Sprint(k.ByOwner), fmt.Sprint(k.Argued)})
 		}
 		printTable(os.Stdout, *wide == "wide", []string{"KIND", "OWNER", "PLACES", "TRIED", "CAUGHT", "BY OWNER", "ARGUED"}, rows)
+		var byCheck []string
+		for _, name := range slices.Sorted(maps.Keys(rep.ByCheck)) {
+			byCheck = append(byCheck, fmt.Sprintf("%s %d", name, rep.ByCheck[name]))
+		}
+		fmt.Printf("\ncorruptions each check rejected: %s\n", strings.Join(byCheck, ", "))
 		for _, m := range rep.Misses {
 			fmt.Printf("\nmissed by %s: %s: %s\n", m.Owner, m.Kind, m.What)
 			if len(m.Failed) > 0 {
@@ -71,11 +78,4 @@ func kindNames() []string {
 	return out
 }
 
-func knownKind(name string) bool {
-	for _, k := range kindNames() {
-		if k == name {
-			return true
-		}
-	}
-	return false
-}
+func knownKind(name string) bool { return slices.Contains(kindNames(), name) }
