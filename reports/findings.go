@@ -40,7 +40,7 @@ type Finding struct {
 // first: MUST before SHOULD, then by severity (data, order, liveness),
 // then the most violations first.
 func Findings(results []check.Result) []Finding {
-	var out []Finding
+	out := []Finding{}
 	for _, r := range results {
 		if r.Verdict != check.Fail {
 			continue

@@ -62,9 +62,6 @@ func Summarize(h *history.History, results []check.Result, durationS float64) Re
 		r.Checks = []check.Result{}
 	}
 	r.Findings = Findings(results)
-	if r.Findings == nil {
-		r.Findings = []Finding{}
-	}
 	for i := range h.Operations {
 		r.Stats.Operations++
 		if h.Operations[i].Failed() {

@@ -54,13 +54,11 @@ func Check(h *history.History, cfg check.Config) check.Result {
 	}
 	figures["unanswered"] = float64(unanswered)
 	figures["longest_outage_s"] = longest.Seconds()
-	mark, ok := h.Mark(history.MarkFinalWrite)
-	if ok {
+	if mark, ok := h.Mark(history.MarkFinalWrite); ok {
 		if v, bad := finalRead(h, mark, figures); bad {
 			col.Add(v)
 		}
-	}
-	if !ok {
+	} else {
 		if open == nil {
 			return check.Inconclusive(Name, "the run ended before its final write, with nothing unanswered: whether the system still answered at its end is not known", figures)
 		}

@@ -60,30 +60,27 @@ type Outage struct {
 func Outages(cs []Call) []Outage {
 	var out []Outage
 	prev := time.Duration(-1) // the last answer's return; -1: none yet
-	pending, first, last := 0, time.Duration(0), time.Duration(0)
+	cur := Outage{}           // the calls unanswered since prev
 	for _, c := range cs {
 		if !c.Ok {
-			if pending == 0 {
-				first = c.Ret
+			if cur.Unanswered == 0 {
+				cur.From, cur.Never = prev, prev < 0
+				if cur.Never {
+					cur.From = c.Ret
+				}
 			}
-			pending, last = pending+1, c.Ret
+			cur.Unanswered, cur.To = cur.Unanswered+1, c.Ret
 			continue
 		}
-		if pending > 0 {
-			from := prev
-			if prev < 0 {
-				from = first
-			}
-			out = append(out, Outage{From: from, To: c.Ret, Unanswered: pending, Never: prev < 0})
+		if cur.Unanswered > 0 {
+			cur.To = c.Ret
+			out = append(out, cur)
 		}
-		prev, pending = c.Ret, 0
+		prev, cur = c.Ret, Outage{}
 	}
-	if pending > 0 {
-		from := prev
-		if prev < 0 {
-			from = first
-		}
-		out = append(out, Outage{From: from, To: last, Unanswered: pending, Open: true, Never: prev < 0})
+	if cur.Unanswered > 0 {
+		cur.Open = true
+		out = append(out, cur)
 	}
 	return out
 }

@@ -28,37 +28,41 @@ import (
 // as excused_member_restart.
 
 // sessionSeen is the newest state of one key a client knows of: the
-// revision it was written or read at, and by which operation.
+// revision it was written (read-your-writes) or read (monotonic reads) at,
+// and by which operation.
 type sessionSeen struct {
-	rev    int64
-	op     *history.Operation
-	wrote  bool // the client's own acknowledged write, not a read
-	member string
+	rev int64
+	op  *history.Operation
 }
 
 // CheckReadYourWrites is kv/read-your-writes: a client's serializable read
 // called after its own write of a key was acknowledged at revision R never
 // returns that key at a mod revision below R.
 func CheckReadYourWrites(h *history.History, cfg check.Config) check.Result {
-	return checkSession(h, cfg, NameReadYourWrites, ErrReadYourWrites, true)
+	return checkSession(h, cfg, true)
 }
 
 // CheckMonotonicReads is kv/monotonic-reads: a client's serializable read
 // called after an earlier read of the same client returned a key at mod
 // revision M never returns that key at a mod revision below M.
 func CheckMonotonicReads(h *history.History, cfg check.Config) check.Result {
-	return checkSession(h, cfg, NameMonotonicReads, ErrMonotonicReads, false)
+	return checkSession(h, cfg, false)
 }
 
-// checkSession walks each client's operations; writes feeds the client's
-// acknowledged writes into what it knows, otherwise its reads do.
-func checkSession(h *history.History, cfg check.Config, name string, guarantee error, writes bool) check.Result {
+// checkSession walks each client's operations. For read-your-writes
+// (writes) what the client knows comes from its acknowledged writes, for
+// monotonic reads from its reads.
+func checkSession(h *history.History, cfg check.Config, writes bool) check.Result {
+	name, guarantee := NameMonotonicReads, ErrMonotonicReads
+	if writes {
+		name, guarantee = NameReadYourWrites, ErrReadYourWrites
+	}
 	col := check.NewCollector(cfg)
 	figures := map[string]float64{}
 	byClient := map[int][]*history.Operation{}
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if o.Response != nil && !o.Failed() {
+		if !o.Failed() {
 			byClient[o.Client] = append(byClient[o.Client], o)
 		}
 	}
@@ -93,7 +97,7 @@ func checkSession(h *history.History, cfg check.Config, name string, guarantee e
 				if !ok {
 					continue
 				}
-				if s.member == o.Member && o.Member != "" && facts.RestartBetween(h.Faults, s.op.Call, o.Return) {
+				if s.op.Member == o.Member && o.Member != "" && facts.RestartBetween(h.Faults, s.op.Call, o.Return) {
 					// A restarted member serves from what it replayed,
 					// which may be behind what it served before.
 					figures["excused_member_restart"]++
@@ -103,10 +107,10 @@ func checkSession(h *history.History, cfg check.Config, name string, guarantee e
 				if kv.ModRevision >= s.rev {
 					continue
 				}
-				if s.member != o.Member {
+				if s.op.Member != o.Member {
 					figures["violations_across_members"]++
 				}
-				col.Add(sessionViolation(h, guarantee, o, kv, s))
+				col.Add(sessionViolation(h, guarantee, o, kv, s, writes))
 			}
 		}
 	}
@@ -129,33 +133,37 @@ func checkSession(h *history.History, cfg check.Config, name string, guarantee e
 // learn records what an acknowledged operation showed its client: the
 // keys it put (writes) or the keys a read at the latest revision returned.
 func learn(known map[string]sessionSeen, o *history.Operation, writes bool) {
-	note := func(key string, rev int64, wrote bool) {
+	note := func(key string, rev int64) {
 		if rev > known[key].rev {
-			known[key] = sessionSeen{rev: rev, op: o, wrote: wrote, member: o.Member}
+			known[key] = sessionSeen{rev: rev, op: o}
 		}
 	}
 	if writes {
 		for _, key := range putKeys(o) {
-			note(key, o.Response.Revision, true)
+			note(key, o.Response.Revision)
 		}
 		return
 	}
 	if o.Request.Kind == history.OpRange && o.Request.Revision == 0 {
 		for _, kv := range o.Response.KVs {
-			note(kv.Key, kv.ModRevision, false)
+			note(kv.Key, kv.ModRevision)
 		}
 	}
 }
 
-// putKeys are the keys an acknowledged put, or the success branch of an
-// acknowledged txn that took it, wrote at the response's revision.
+// putKeys are the keys an acknowledged put, or the branch an acknowledged
+// txn took, wrote at the response's revision.
 func putKeys(o *history.Operation) []string {
-	switch {
-	case o.Request.Kind == history.OpPut:
+	switch o.Request.Kind {
+	case history.OpPut:
 		return []string{o.Request.Key}
-	case o.Request.Kind == history.OpTxn && o.Response.Succeeded:
+	case history.OpTxn:
+		br := o.Request.Failure
+		if o.Response.Succeeded {
+			br = o.Request.Success
+		}
 		var keys []string
-		for _, r := range o.Request.Success {
+		for _, r := range br {
 			if r.Kind == history.OpPut {
 				keys = append(keys, r.Key)
 			}
@@ -165,15 +173,15 @@ func putKeys(o *history.Operation) []string {
 	return nil
 }
 
-func sessionViolation(h *history.History, guarantee error, o *history.Operation, kv history.KV, s sessionSeen) check.Violation {
+func sessionViolation(h *history.History, guarantee error, o *history.Operation, kv history.KV, s sessionSeen, writes bool) check.Violation {
 	key := facts.ShortKey(h.Meta.Prefix, kv.Key)
-	what := fmt.Sprintf("its own %s %d acknowledged %s at revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
-	if !s.wrote {
-		what = fmt.Sprintf("its %s %d had returned %s at mod revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
+	what := fmt.Sprintf("its %s %d had returned %s at mod revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
+	if writes {
+		what = fmt.Sprintf("its own %s %d acknowledged %s at revision %d", s.op.Request.Kind, s.op.ID, key, s.rev)
 	}
 	where := fmt.Sprintf("on member %s, the one that answered the earlier operation", o.Member)
-	if o.Member != s.member {
-		where = fmt.Sprintf("on member %s, another than the one that answered the earlier operation (%s): across members", o.Member, s.member)
+	if o.Member != s.op.Member {
+		where = fmt.Sprintf("on member %s, another than the one that answered the earlier operation (%s): across members", o.Member, s.op.Member)
 	}
 	return check.Violation{
 		Guarantee: guarantee,

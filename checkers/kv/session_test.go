@@ -29,6 +29,15 @@ func TestKVReadYourWrites(t *testing.T) {
 				b.Txn2(1, 0, 10, "a", "1.1", "b", "1.2", 12)
 				b.Sget(1, 11, 20, "b", 12, histbuild.Kv("b", "0.9", 5, 5, 1))
 			}},
+		{Name: "kv/read-your-writes - a put in the branch a txn took, even its else branch, counts - fail", Want: check.Fail,
+			Client: 1, Rev: 5, Key: "b", Op: 2, Build: func(b *histbuild.Builder) {
+				b.Op(1, 0, 10, history.Request{Kind: history.OpTxn,
+					Compares: []history.Compare{{Key: histbuild.K("b"), Target: "mod", Result: "=", Int: 3}},
+					Success:  []history.Request{{Kind: history.OpRange, Key: histbuild.K("b")}},
+					Failure:  []history.Request{{Kind: history.OpPut, Key: histbuild.K("b"), Value: "1.2"}}},
+					&history.Response{Revision: 12, Responses: []history.Response{{Revision: 12}}}, "")
+				b.Sget(1, 11, 20, "b", 12, histbuild.Kv("b", "0.9", 5, 5, 1))
+			}},
 		{Name: "kv/read-your-writes - only header revisions regress across members, the data is the client's own - pass", Want: check.Pass,
 			Build: func(b *histbuild.Builder) {
 				b.On("m1", b.Put(1, 0, 10, "a", "1.1", 11))

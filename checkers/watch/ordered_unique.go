@@ -101,14 +101,10 @@ func noEvents(name string, h *history.History, figures map[string]float64) check
 	if len(h.Watches) == 0 {
 		return check.Skip(name, "the history has no watch", figures)
 	}
-	called := make(map[int64]time.Duration, len(h.Operations))
-	for i := range h.Operations {
-		called[h.Operations[i].ID] = h.Operations[i].Call
-	}
 	changes := committedChanges(h)
 	for _, w := range h.Watches {
 		for _, c := range changes {
-			if called[c.op] > w.Call && facts.Covers(w, c.key, c.typ) {
+			if c.call > w.Call && facts.Covers(w, c.key, c.typ) {
 				return check.Inconclusive(name, fmt.Sprintf("no watch delivered an event, though watch %d was open "+
 					"before operation %d changed %s, which it covers: the evidence this check needs never arrived",
 					w.ID, c.op, facts.ShortKey(h.Meta.Prefix, c.key)), figures)
@@ -126,7 +122,8 @@ type change struct {
 	key   string
 	typ   history.EventType
 	op    int64
-	value string // what a PUT wrote
+	value string        // what a PUT wrote
+	call  time.Duration // when the write was called
 }
 
 // committedChanges lists, sorted by revision then key, the changes of
@@ -144,17 +141,17 @@ func committedChanges(h *history.History) []change {
 		add := func(r *history.Request, resp *history.Response) {
 			switch r.Kind {
 			case history.OpPut:
-				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value})
+				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value, o.Call})
 			case history.OpDelete:
 				if resp == nil || resp.Deleted == 0 {
 					return
 				}
 				if r.End == "" {
-					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, ""})
+					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, "", o.Call})
 					return
 				}
 				for _, kv := range resp.PrevKVs {
-					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, ""})
+					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, "", o.Call})
 				}
 			}
 		}
