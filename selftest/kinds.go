@@ -1,6 +1,7 @@
 package selftest
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -30,12 +31,12 @@ type Kind struct {
 // site locates a corruption: an operation (op, kv), or a watch event
 // (watch, resp, ev), and whatever else the kind needs (alt).
 type site struct {
-	op, kv         int
-	watch          int
-	resp, ev       int
-	resp2, ev2     int
-	alt            string
-	altRev, altMod int64
+	op, kv     int
+	watch      int
+	resp, ev   int
+	resp2, ev2 int
+	alt        string
+	altMod     int64
 }
 
 // Kinds are the corruptions of etcd histories, one per guarantee they
@@ -62,23 +63,53 @@ func Kinds() []Kind {
 	}
 }
 
-// innerEvents are the events of a type ("" for any) that are neither the
-// first nor the last event of their watch: inside the span the watch
-// vouches for, so missing one is a gap, not a shorter span.
-func innerEvents(typ history.EventType) func(h *history.History) []site {
+// eventsWhere lists the events of every watch that keep accepts; keep sees
+// the watch's events in order and the index of the one considered.
+func eventsWhere(keep func(evs []history.EventAt, i int) bool) func(h *history.History) []site {
 	return func(h *history.History) []site {
 		var out []site
 		for wi, w := range h.Watches {
 			evs := w.Events()
-			for i := 1; i < len(evs)-1; i++ {
-				if typ == "" || evs[i].Event.Type == typ {
-					out = append(out, site{watch: wi, resp: evs[i].Response, ev: evs[i].Index})
+			for i, e := range evs {
+				if keep(evs, i) {
+					out = append(out, site{watch: wi, resp: e.Response, ev: e.Index})
 				}
 			}
 		}
 		return out
 	}
 }
+
+// opsWhere lists the operations keep accepts.
+func opsWhere(keep func(o *history.Operation) bool) func(h *history.History) []site {
+	return func(h *history.History) []site {
+		var out []site
+		for i := range h.Operations {
+			if keep(&h.Operations[i]) {
+				out = append(out, site{op: i})
+			}
+		}
+		return out
+	}
+}
+
+// innerEvents are the events of a type ("" for any) that are neither the
+// first nor the last event of their watch: inside the span the watch
+// vouches for, so missing one is a gap, not a shorter span.
+func innerEvents(typ history.EventType) func(h *history.History) []site {
+	return eventsWhere(func(evs []history.EventAt, i int) bool {
+		return i > 0 && i < len(evs)-1 && (typ == "" || evs[i].Event.Type == typ)
+	})
+}
+
+// prevKVEvents are the events that carry a prev_kv.
+var prevKVEvents = eventsWhere(func(evs []history.EventAt, i int) bool { return evs[i].Event.PrevKV != nil })
+
+// updateEvents are PUT events of a key that existed (not creates).
+var updateEvents = eventsWhere(func(evs []history.EventAt, i int) bool {
+	e := evs[i].Event
+	return e.Type == history.EventPut && !e.IsCreate && e.KV.Version > 1
+})
 
 // eventPairs are two successive events of one watch at different
 // revisions.
@@ -115,54 +146,24 @@ func txnResponses(h *history.History) []site {
 	return out
 }
 
-func prevKVEvents(h *history.History) []site {
-	var out []site
-	for wi, w := range h.Watches {
-		for _, e := range w.Events() {
-			if e.Event.PrevKV != nil {
-				out = append(out, site{watch: wi, resp: e.Response, ev: e.Index})
-			}
-		}
-	}
-	return out
-}
-
-// updateEvents are PUT events of a key that existed (not creates).
-func updateEvents(h *history.History) []site {
-	var out []site
-	for wi, w := range h.Watches {
-		for _, e := range w.Events() {
-			if e.Event.Type == history.EventPut && !e.Event.IsCreate && e.Event.KV.Version > 1 {
-				out = append(out, site{watch: wi, resp: e.Response, ev: e.Index})
-			}
-		}
-	}
-	return out
-}
-
 // isLinearizableRead is an acknowledged range of the latest revision,
 // the reads kv/linearizable judges in full.
 func isLinearizableRead(o *history.Operation) bool {
 	return o.Request.Kind == history.OpRange && !o.Failed() && !o.Request.Serializable && o.Request.Revision == 0
 }
 
-func linearizableReads(h *history.History) []site {
-	var out []site
-	for i := range h.Operations {
-		if isLinearizableRead(&h.Operations[i]) {
-			out = append(out, site{op: i})
-		}
-	}
-	return out
-}
+var (
+	linearizableReads = opsWhere(isLinearizableRead)
+	acknowledgedPuts  = opsWhere(func(o *history.Operation) bool { return o.Request.Kind == history.OpPut && !o.Failed() })
+)
 
 func readKVs(h *history.History) []site {
 	var out []site
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		if isLinearizableRead(o) && !o.Request.KeysOnly {
+	for _, s := range linearizableReads(h) {
+		o := &h.Operations[s.op]
+		if !o.Request.KeysOnly {
 			for k := range o.Response.KVs {
-				out = append(out, site{op: i, kv: k})
+				out = append(out, site{op: s.op, kv: k})
 			}
 		}
 	}
@@ -177,33 +178,21 @@ func olderValues(h *history.History) []site {
 		rev   int64
 	}
 	puts := map[string][]put{} // key -> acknowledged plain puts, by revision
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		if o.Request.Kind == history.OpPut && !o.Failed() {
-			puts[o.Request.Key] = append(puts[o.Request.Key], put{o.Request.Value, o.Response.Revision})
-		}
+	for _, p := range acknowledgedPuts(h) {
+		o := &h.Operations[p.op]
+		puts[o.Request.Key] = append(puts[o.Request.Key], put{o.Request.Value, o.Response.Revision})
 	}
 	for _, ps := range puts {
-		slices.SortFunc(ps, func(a, b put) int { return int(a.rev - b.rev) })
+		slices.SortFunc(ps, func(a, b put) int { return cmp.Compare(a.rev, b.rev) })
 	}
 	var out []site
 	for _, s := range readKVs(h) {
 		kv := h.Operations[s.op].Response.KVs[s.kv]
 		ps := puts[kv.Key]
-		i, _ := slices.BinarySearchFunc(ps, kv.ModRevision, func(p put, r int64) int { return int(p.rev - r) })
+		i, _ := slices.BinarySearchFunc(ps, kv.ModRevision, func(p put, r int64) int { return cmp.Compare(p.rev, r) })
 		if i > 0 && ps[i-1].value != kv.Value {
 			s.alt, s.altMod = ps[i-1].value, ps[i-1].rev
 			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func acknowledgedPuts(h *history.History) []site {
-	var out []site
-	for i := range h.Operations {
-		if o := &h.Operations[i]; o.Request.Kind == history.OpPut && !o.Failed() {
-			out = append(out, site{op: i})
 		}
 	}
 	return out
@@ -269,12 +258,8 @@ func nextWriteInFlight(h *history.History, s site) string {
 	r := &h.Operations[s.op]
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		writes := o.Request.Kind == history.OpPut || o.Request.Kind == history.OpDelete || o.Request.Kind == history.OpTxn
-		if !writes || o.Failed() || o.Response.Revision != r.Response.Revision+1 {
-			continue
-		}
-		if o.Call < r.Return {
-			return fmt.Sprintf("operation %d made revision %d and was in flight while the read ran", o.ID, o.Response.Revision)
+		if rev, wrote := facts.AckedWriteRevision(o); wrote && rev == r.Response.Revision+1 && o.Call < r.Return {
+			return fmt.Sprintf("operation %d made revision %d and was in flight while the read ran", o.ID, rev)
 		}
 	}
 	return ""

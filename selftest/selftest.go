@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -84,6 +85,15 @@ func (r Report) Unargued() int {
 }
 
 func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k.Name)
+	}
+	for _, o := range cfg.Only {
+		if !slices.Contains(names, o) {
+			return Report{}, fmt.Errorf("%q is not a corruption kind; the kinds: %s", o, strings.Join(names, ", "))
+		}
+	}
 	if h.Meta.Target.Kind == "kube" {
 		return Report{}, fmt.Errorf("the self-test corrupts etcd histories; Kubernetes corruptions are not written yet")
 	}

@@ -79,3 +79,12 @@ func TestSelftestNeedsSomethingToCorrupt(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestSelftestRefusesAnUnknownKind: a mistyped kind in Only is an error
+// that lists the kinds, not a self-test that quietly tries nothing.
+func TestSelftestRefusesAnUnknownKind(t *testing.T) {
+	_, err := Run(loadCorpus(t), Config{PerKind: 1, Only: []string{"drop-evnt"}})
+	if err == nil || !strings.Contains(err.Error(), `"drop-evnt" is not a corruption kind`) || !strings.Contains(err.Error(), "drop-event") {
+		t.Fatalf("err = %v", err)
+	}
+}
