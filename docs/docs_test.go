@@ -4,6 +4,7 @@
 package docs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,4 +188,59 @@ func severityRow(doc string, s check.Severity) string {
 		}
 	}
 	return ""
+}
+
+// TestExcusesHeldByTests: every check is in the table of excuses of
+// docs/checks.md or named among those that have none, and every test case
+// a row of that table quotes exists in the checks' tests.
+func TestExcusesHeldByTests(t *testing.T) {
+	b, err := os.ReadFile("checks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "## Excuses and their bounds")
+	if i < 0 {
+		t.Fatal("docs/checks.md has no section of excuses")
+	}
+	sec := doc[i:]
+	if j := strings.Index(sec[3:], "\n## "); j >= 0 {
+		sec = sec[:j+3]
+	}
+	var tests strings.Builder
+	err = filepath.WalkDir("../checkers", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, "_test.go") {
+			b, err := os.ReadFile(p)
+			tests.Write(b)
+			return err
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`"([^"]+)"`)
+	rows := 0
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		rows++
+		cells := strings.Split(line, " | ")
+		for _, m := range quoted.FindAllStringSubmatch(cells[len(cells)-1], -1) {
+			if !strings.Contains(tests.String(), m[1]) {
+				t.Errorf("docs/checks.md's excuses quote the test %q, which does not exist", m[1])
+			}
+		}
+	}
+	if rows < 20 {
+		t.Errorf("the table of excuses has %d rows", rows)
+	}
+	for _, cs := range [][]check.Check{checkers.Etcd(), checkers.Kube()} {
+		for _, c := range cs {
+			if !strings.Contains(sec, "`"+c.Name+"`") {
+				t.Errorf("docs/checks.md's excuses say nothing of %s", c.Name)
+			}
+		}
+	}
 }

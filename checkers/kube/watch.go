@@ -85,7 +85,9 @@ func checkWatchFromRV(m *model.Model, cfg check.Config) check.Result {
 	if judged == 0 {
 		return check.Skip(NameWatchFromRV, kubeSkipReason(h, "no watch was served"), figures)
 	}
-	return col.Result(NameWatchFromRV, figures)
+	r := col.Result(NameWatchFromRV, figures)
+	r.Judged, r.Excused = expected, map[string]int{"undetermined": undetermined}
+	return r
 }
 
 // CheckWatchAgreement is kube/watch-agreement: watches with the same

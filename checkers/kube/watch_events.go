@@ -379,7 +379,10 @@ func CheckWatchTimeout(h *history.History, cfg check.Config) check.Result {
 	if judged == 0 {
 		return check.Skip(NameWatchTimeout, kubeSkipReason(h, "no watch with timeoutSeconds ran to its timeout"), figures)
 	}
-	return col.Result(NameWatchTimeout, figures)
+	// A clean early end is allowed, so it says nothing about the timeout.
+	r := col.Result(NameWatchTimeout, figures)
+	r.Judged, r.Excused = judged-early, map[string]int{"early_end": early, "fault": faulted}
+	return r
 }
 
 func hasErrorEvent(w *history.KubeWatchStream) bool {

@@ -134,6 +134,15 @@ func TestKubeWatchSelector(t *testing.T) {
 				b.Ev(2, 51, history.KubeModified, histbuild.A15)
 				b.Bookmark(2, 95, 21, false)
 			}},
+		{Name: "kube/watch-selector - leaving not delivered, but an unplaced update may have left first - pass", Want: check.Pass,
+			Build: func(b *histbuild.KubeBuilder) {
+				histbuild.BaseWrites(b)
+				b.UpdateLost(3, 55, 95, 0, histbuild.KobjOf("a", "v:ax", 0, "g=x"))
+				b.Watch(2, 6, 1, history.KubeWatchRequest{ResourceVersion: "9", LabelSelector: "g=a", AllowBookmarks: true})
+				b.Ev(2, 11, history.KubeAdded, histbuild.A10)
+				b.Ev(2, 51, history.KubeModified, histbuild.A15)
+				b.Bookmark(2, 95, 21, false)
+			}},
 		{Name: "kube/watch-selector - a non-matching object is not silent - fail", Want: check.Fail, Watch: 2, Key: "b", Rev: 12,
 			Msg: "do not match", Build: func(b *histbuild.KubeBuilder) {
 				histbuild.BaseWrites(b)
@@ -191,11 +200,12 @@ func TestKubeWatchTimeout(t *testing.T) {
 		{Name: "kube/watch-timeout - ended cleanly just after T - pass", Want: check.Pass, Build: func(b *histbuild.KubeBuilder) {
 			b.End(timed(b), 5*s+s/5, history.EndServer, nil)
 		}},
-		{Name: "kube/watch-timeout - ended cleanly early (allowed) - pass", Want: check.Pass, Build: func(b *histbuild.KubeBuilder) {
-			b.End(timed(b), 2*s, history.EndServer, nil)
-			b.Watch(2, 5, 0, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 5})
-			b.End(2, 5*s+s/2, history.EndServer, nil)
-		}},
+		{Name: "kube/watch-timeout - ended cleanly early (allowed) - pass", Want: check.Pass,
+			Excused: map[string]int{"early_end": 1}, Build: func(b *histbuild.KubeBuilder) {
+				b.End(timed(b), 2*s, history.EndServer, nil)
+				b.Watch(2, 5, 0, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 5})
+				b.End(2, 5*s+s/2, history.EndServer, nil)
+			}},
 		{Name: "kube/watch-timeout - still open long after T - fail", Want: check.Fail, Watch: 1, Msg: "still open 20.0s",
 			Build: func(b *histbuild.KubeBuilder) { b.End(timed(b), 20*s, history.EndClient, nil) }},
 		{Name: "kube/watch-timeout - ended only much later - fail", Want: check.Fail, Watch: 1, Msg: "ended only 30.0s",
@@ -210,6 +220,17 @@ func TestKubeWatchTimeout(t *testing.T) {
 			b.Fault(1, "pause-apiserver", 1*s, 15*s, "kube-0")
 			b.End(timed(b), 20*s, history.EndClient, nil)
 		}},
+		// The bound for T = 5 s: T + 5 s + T/4 = 11.25 s.
+		{Name: "kube/watch-timeout - ended just inside T plus the slack - pass", Want: check.Pass,
+			Build: func(b *histbuild.KubeBuilder) { b.End(timed(b), 11*s, history.EndServer, nil) }},
+		{Name: "kube/watch-timeout - ended just past T plus the slack - fail", Want: check.Fail, Watch: 1, Msg: "ended only 11.5s",
+			Build: func(b *histbuild.KubeBuilder) { b.End(timed(b), 11*s+s/2, history.EndServer, nil) }},
+		{Name: "kube/watch-timeout - a fault on another API server excuses nothing - fail", Want: check.Fail, Watch: 1,
+			Excused: map[string]int{"fault": 0},
+			Msg:     "still open 20.0s", Build: func(b *histbuild.KubeBuilder) {
+				b.Fault(1, "pause-apiserver", 1*s, 15*s, "kube-1")
+				b.End(timed(b), 20*s, history.EndClient, nil)
+			}},
 		{Name: "kube/watch-timeout - closed by vigil before T - skipped", Want: check.Skipped, Build: func(b *histbuild.KubeBuilder) {
 			b.End(timed(b), 3*s, history.EndClient, nil)
 		}},

@@ -38,6 +38,7 @@ func CheckSerializableSane(h *history.History, cfg check.Config) check.Result {
 		best   *history.Operation
 	}
 	sessions := map[int]*session{}
+	excused := 0
 	order := make([]*history.Operation, len(h.Operations))
 	for i := range h.Operations {
 		order[i] = &h.Operations[i]
@@ -49,11 +50,18 @@ func CheckSerializableSane(h *history.History, cfg check.Config) check.Result {
 			delete(sessions, o.Client)
 			continue
 		}
+		var restartedBelow int64 // the session's best revision, when only a restart excuses going below it
 		if s != nil && (s.member != o.Member || o.Member == "" || facts.RestartBetween(h.Faults, s.best.Call, o.Return)) {
+			if s.member == o.Member && o.Member != "" {
+				restartedBelow = s.best.Response.Revision
+			}
 			s = nil // a new session: another member, an unrecorded one, or one that may have restarted
 		}
 		if isSerializableRead(o) {
 			figures["serializable_reads"]++
+			if o.Response.Revision < restartedBelow {
+				excused++
+			}
 			judgeSerializable(h, o, written, bounds, col)
 			if s != nil && o.Response.Revision < s.best.Response.Revision {
 				col.Add(check.Violation{
@@ -78,7 +86,9 @@ func CheckSerializableSane(h *history.History, cfg check.Config) check.Result {
 	if figures["serializable_reads"] == 0 {
 		return noSerializableRead(NameSerializableSane, h, figures)
 	}
-	return col.Result(NameSerializableSane, figures)
+	r := col.Result(NameSerializableSane, figures)
+	r.Judged, r.Excused = int(figures["serializable_reads"])-excused, map[string]int{"member_restart": excused}
+	return r
 }
 
 func isSerializableRead(o *history.Operation) bool {

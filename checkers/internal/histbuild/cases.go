@@ -20,6 +20,19 @@ type WatchCase struct {
 	Rev   int64
 	Key   string
 	Msg   string
+	// Excused, when set, is the result's excused counts by reason: the
+	// excuse the case is about was counted as one.
+	Excused map[string]int
+}
+
+// checkExcused holds r's excuse counts to want, when want is set.
+func checkExcused(t *testing.T, r check.Result, want map[string]int) {
+	t.Helper()
+	for reason, n := range want {
+		if r.Excused[reason] != n {
+			t.Errorf("excused %v, want %s=%d", r.Excused, reason, n)
+		}
+	}
 }
 
 func RunWatchCases(t *testing.T, run func(*history.History, check.Config) check.Result, sentinel error, cases []WatchCase) {
@@ -32,6 +45,7 @@ func RunWatchCases(t *testing.T, run func(*history.History, check.Config) check.
 			if r.Verdict != c.Want {
 				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.Want, r.Violations)
 			}
+			checkExcused(t, r, c.Excused)
 			if c.Want != check.Fail {
 				return
 			}

@@ -207,8 +207,10 @@ type Kcase struct {
 	Msg   string
 	// Any: the violation to match may be any of them (a history that
 	// breaks the guarantee twice over), not only the first.
-	Any   bool
-	Build func(b *KubeBuilder)
+	Any bool
+	// Excused, when set: the result's excused counts by reason.
+	Excused map[string]int
+	Build   func(b *KubeBuilder)
 }
 
 func RunKubeCases(t *testing.T, run func(*history.History, check.Config) check.Result, sentinel error, cases []Kcase) {
@@ -221,6 +223,7 @@ func RunKubeCases(t *testing.T, run func(*history.History, check.Config) check.R
 			if r.Verdict != c.Want {
 				t.Fatalf("verdict %s (%s), want %s; violations %s", r.Verdict, r.Reason, c.Want, ViolationTexts(r.Violations))
 			}
+			checkExcused(t, r, c.Excused)
 			if c.Want != check.Fail {
 				return
 			}

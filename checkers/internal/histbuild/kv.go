@@ -30,6 +30,8 @@ type KvCase struct {
 	Key    string
 	Op     int64
 	Msg    string
+	// Excused, when set: the result's excused counts by reason.
+	Excused map[string]int
 }
 
 func RunKVCases(t *testing.T, run func(*history.History, check.Config) check.Result, sentinel error, cases []KvCase) {
@@ -42,6 +44,7 @@ func RunKVCases(t *testing.T, run func(*history.History, check.Config) check.Res
 			if r.Verdict != c.Want {
 				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.Want, r.Violations)
 			}
+			checkExcused(t, r, c.Excused)
 			if r.Verdict == check.Skipped || r.Verdict == check.Unknown {
 				if r.Reason == "" {
 					t.Errorf("%s without a reason", r.Verdict)
