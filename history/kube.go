@@ -1,6 +1,9 @@
 package history
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // The Kubernetes side of a history: requests to one namespaced resource of
 // a Kubernetes API server (ConfigMaps by default) and the watch events it
@@ -99,6 +102,14 @@ type KubeOperation struct {
 	Response *KubeResponse `json:"response,omitempty"`
 	Status   *KubeStatus   `json:"status,omitempty"`
 	Error    string        `json:"error,omitempty"`
+}
+
+// NeverSent reports whether the call failed before its request left the
+// client: the TCP connection to the server was refused, so no server saw
+// it, and a write that failed so surely did not happen.
+func (o *KubeOperation) NeverSent() bool {
+	return o.Response == nil && o.Status == nil && strings.Contains(o.Error, "dial tcp") &&
+		strings.Contains(o.Error, "connect: connection refused")
 }
 
 // KubeWatchRequest is what a Kubernetes watch asked for. Nil booleans were

@@ -68,8 +68,13 @@ type Report struct {
 	ByCheck map[string]int
 }
 
-// Run corrupts h, which every MUST check must pass, kind by kind.
+// Run corrupts h, which every MUST check must pass, kind by kind: with
+// the corruptions of Kubernetes histories for a run of the Kubernetes
+// target, of etcd histories otherwise.
 func Run(h *history.History, cfg Config) (Report, error) {
+	if h.Meta.Target.Kind == "kube" {
+		return run(h, cfg, KubeKinds())
+	}
 	return run(h, cfg, Kinds())
 }
 
@@ -93,9 +98,6 @@ func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
 		if !slices.Contains(names, o) {
 			return Report{}, fmt.Errorf("%q is not a corruption kind; the kinds: %s", o, strings.Join(names, ", "))
 		}
-	}
-	if h.Meta.Target.Kind == "kube" {
-		return Report{}, fmt.Errorf("the self-test corrupts etcd histories; Kubernetes corruptions are not written yet")
 	}
 	if cfg.PerKind <= 0 {
 		cfg.PerKind = 20
@@ -167,16 +169,24 @@ func pick(rng *rand.Rand, m, n int) []int {
 }
 
 // clone copies h for one corruption: the operations and each watch's
-// responses are copied, the rest is shared. A corruption copies the
-// response or events it changes further (mutableOp, mutableResponse);
-// checks never change a history.
+// responses (or events) are copied, the rest is shared. A corruption
+// copies the response or events it changes further (mutableOp,
+// mutableResponse, mutableKubeOp, mutableKubeEvent); checks never change
+// a history.
 func clone(h *history.History) *history.History {
 	c := &history.History{Meta: h.Meta, Operations: slices.Clone(h.Operations), Watches: make([]*history.WatchStream, len(h.Watches)),
-		Faults: h.Faults, Marks: h.Marks, KubeOps: h.KubeOps, KubeWatches: h.KubeWatches}
+		Faults: h.Faults, Marks: h.Marks}
 	for i, w := range h.Watches {
 		cw := *w
 		cw.Responses = slices.Clone(w.Responses)
 		c.Watches[i] = &cw
+	}
+	c.KubeOps = slices.Clone(h.KubeOps)
+	c.KubeWatches = make([]*history.KubeWatchStream, len(h.KubeWatches))
+	for i, w := range h.KubeWatches {
+		cw := *w
+		cw.Events = slices.Clone(w.Events)
+		c.KubeWatches[i] = &cw
 	}
 	return c
 }

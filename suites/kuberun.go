@@ -83,6 +83,10 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 	}
 	if m, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && (!ok || m.Target != sabotage.TargetKube) {
 		return nil, fmt.Errorf("%q is not a sabotage mode of the Kubernetes target; modes: %v", cfg.Sabotage, sabotage.NamesFor(sabotage.TargetKube))
+	} else if ok {
+		if err := m.Fits(cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.EtcdPrefix == "" {
 		cfg.EtcdPrefix = "/registry"

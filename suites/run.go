@@ -74,6 +74,10 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	}
 	if m, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && (!ok || m.Target != sabotage.TargetEtcd) {
 		return nil, fmt.Errorf("%q is not a sabotage mode of the etcd target; modes: %v", cfg.Sabotage, sabotage.NamesFor(sabotage.TargetEtcd))
+	} else if ok {
+		if err := m.Fits(cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
+			return nil, err
+		}
 	}
 	endpoints := fx.Endpoints()
 	dial := func(ctx context.Context, member int) (targets.Client, error) {

@@ -20,6 +20,19 @@ func TestKubeConsistentRead(t *testing.T) {
 				histbuild.BaseWrites(b)
 				b.List(2, 55, 58, history.KubeRequest{}, 16, "", histbuild.A15) // b's delete (60-70) came after: RVs 17..19
 			}},
+		{Name: "kube/consistent-read - a list may miss an object a delete of unknown outcome may have removed - pass",
+			Want: check.Pass, Build: func(b *histbuild.KubeBuilder) {
+				histbuild.BaseWrites(b)
+				b.Op(2, 91, 92, history.KubeRequest{Verb: history.KubeDelete, Name: "a"}, nil, nil, "context deadline exceeded")
+				b.List(2, 95, 98, history.KubeRequest{}, 21, "")
+			}},
+		{Name: "kube/consistent-read - a delete whose connection was refused was never sent - fail", Want: check.Fail, Key: "a",
+			Msg: "a is missing", Build: func(b *histbuild.KubeBuilder) {
+				histbuild.BaseWrites(b)
+				b.Op(2, 91, 92, history.KubeRequest{Verb: history.KubeDelete, Name: "a"}, nil, nil,
+					`Delete "https://127.0.0.1:1/api/v1/namespaces/n/configmaps/a": dial tcp 127.0.0.1:1: connect: connection refused`)
+				b.List(2, 95, 98, history.KubeRequest{}, 21, "")
+			}},
 		{Name: "kube/consistent-read - a list below a prior write's RV - fail", Want: check.Fail, Rev: 13, Op: 3,
 			Msg: "below RV 15 of operation 3", Build: func(b *histbuild.KubeBuilder) {
 				histbuild.BaseWrites(b)

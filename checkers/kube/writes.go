@@ -75,7 +75,7 @@ func checkOptimisticConcurrency(m *model.Model, cfg check.Config) check.Result {
 				continue
 			}
 		}
-		if p == 0 || w.Outcome == model.WriteUnknown {
+		if p == 0 || w.Outcome == model.WriteUnknown || o.NeverSent() {
 			continue
 		}
 		// A write of the object acknowledged before this one was called,
@@ -223,7 +223,7 @@ func raceWithoutWinner(m *model.Model, race []*model.Write, name string, p int64
 		if w.Outcome == model.WriteAcked {
 			return check.Violation{}, false
 		}
-		if w.Outcome != model.WriteRefused || w.Op.Status.Code != 409 {
+		if w.Outcome != model.WriteRefused || w.Op.Status == nil || w.Op.Status.Code != 409 {
 			return check.Violation{}, false
 		}
 		end = max(end, w.Op.Return)

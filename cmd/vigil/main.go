@@ -109,6 +109,26 @@ func knownSabotage(name, target string) bool {
 	return ok && m.Target == target
 }
 
+// sabotageFits checks that the run can prove its sabotage mode. A mode
+// that needs frequent compactions gets them unless --compact-every was
+// given; a run shorter than the mode needs is refused.
+func sabotageFits(f *runFlags, set map[string]string) error {
+	m, ok := sabotage.Lookup(f.sabotage)
+	if !ok {
+		return nil
+	}
+	if m.CompactEvery > 0 && set["compact-every"] == "" && f.workload.CompactEvery > m.CompactEvery {
+		f.workload.CompactEvery = m.CompactEvery
+		set["compact-every"] = m.CompactEvery.String()
+		fmt.Fprintf(os.Stderr, "--sabotage %s: compacting every %v (it needs watches that start below a compaction)\n",
+			m.Name, m.CompactEvery)
+	}
+	if err := m.Fits(f.workload.Duration, f.workload.CompactEvery); err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
 // reportSabotage says after the table whether the sabotage was injected and
 // what the check it names made of it.
 func reportSabotage(mode string, h *history.History, results []check.Result) {

@@ -131,6 +131,9 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 	if err := f.workload.Validate(); err != nil && !strings.Contains(err.Error(), "prefix") {
 		return nil, usageError("%v", err)
 	}
+	if err := sabotageFits(f, set); err != nil {
+		return nil, err
+	}
 	if f.seed == 0 {
 		f.seed = rand.Int64N(1<<31) + 1
 		set["seed"] = fmt.Sprint(f.seed)

@@ -136,6 +136,9 @@ func checkKubeFlags(f *runFlags, set map[string]string) error {
 		w.Informers = f.workload.Watchers - f.workload.Watchers/3
 		w.Streamers = f.workload.Watchers / 3
 	}
+	if err := sabotageFits(f, set); err != nil {
+		return err
+	}
 	if set["compact-every"] != "" {
 		w.CompactEvery = f.workload.CompactEvery
 	}

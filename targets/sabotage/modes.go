@@ -12,8 +12,10 @@
 package sabotage
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Mode is one semantic bug the Saboteur can inject.
@@ -26,6 +28,13 @@ type Mode struct {
 	Description string
 	// Target is the API family it sabotages: TargetEtcd or TargetKube.
 	Target string
+	// MinDuration is the shortest run in which the mode was caught at
+	// every seed tried (docs/sabotage.md gives the measurement); a
+	// shorter run may give it no opportunity, so Fits refuses it.
+	MinDuration time.Duration
+	// CompactEvery, when set, is the longest period of compactions the
+	// mode needs (compaction-silent needs watches that start below one).
+	CompactEvery time.Duration
 
 	// arm is the part of the run, as fractions of its duration, in which
 	// the moment the saboteur arms is drawn; maxSkip is how many eligible
@@ -85,6 +94,24 @@ var modes = []Mode{
 		Description: "one watch event after the initial state carries a resourceVersion below the change delivered before it"},
 }
 
+// DefaultMinDuration is the shortest run every mode is caught in, unless
+// it declares a longer one.
+const DefaultMinDuration = 10 * time.Second
+
+// Fits says why a run of that duration and period of compactions cannot
+// prove the mode, or nil when it can.
+func (m Mode) Fits(duration, compactEvery time.Duration) error {
+	if duration < m.MinDuration {
+		return fmt.Errorf("sabotage mode %s needs a run of at least %v (it was not caught at every seed in shorter "+
+			"runs: too few opportunities); got --duration %v", m.Name, m.MinDuration, duration)
+	}
+	if m.CompactEvery > 0 && (compactEvery <= 0 || compactEvery > m.CompactEvery) {
+		return fmt.Errorf("sabotage mode %s needs compactions at least every %v (it needs watches that start below "+
+			"one); got --compact-every %v", m.Name, m.CompactEvery, compactEvery)
+	}
+	return nil
+}
+
 // The API families a mode can sabotage.
 const (
 	TargetEtcd = "etcd"
@@ -96,6 +123,7 @@ func init() {
 		if modes[i].Target == "" {
 			modes[i].Target = TargetEtcd
 		}
+		modes[i].MinDuration = max(modes[i].MinDuration, DefaultMinDuration)
 	}
 }
 

@@ -70,7 +70,7 @@ type writeOutcome int8
 
 const (
 	WriteAcked   writeOutcome = iota // 2xx
-	WriteRefused                     // a definite error answer: it did not happen
+	WriteRefused                     // a definite error answer, or never sent: it did not happen
 	WriteUnknown                     // no answer, or 5xx: it may have happened
 )
 
@@ -169,7 +169,7 @@ func (m *Model) collectWrites() {
 			w.Outcome = WriteAcked
 			// A delete answered with a Status (ConfigMaps) has no RV: 0.
 			w.Rv = ObjRV(o.Response.Object)
-		case o.Status != nil && o.Status.Code < 500:
+		case o.Status != nil && o.Status.Code < 500, o.NeverSent():
 			w.Outcome = WriteRefused
 		default:
 			w.Outcome = WriteUnknown
@@ -622,6 +622,8 @@ func (m *Model) ExplainValue(name string, rv int64, value string) (string, []Ref
 		return "nobody wrote that value", nil
 	case w.Name != name:
 		return fmt.Sprintf("that value was written to %s by %s", w.Name, m.WriteText(w)), []Ref{{Op: w.Op.ID, Index: -1}}
+	case w.Outcome == WriteRefused && w.Op.NeverSent():
+		return fmt.Sprintf("%s that wrote it was never sent (its connection was refused)", m.WriteText(w)), []Ref{{Op: w.Op.ID, Index: -1}}
 	case w.Outcome == WriteRefused:
 		return fmt.Sprintf("%s that wrote it was refused (%s)", m.WriteText(w), StatusText(w.Op.Status)), []Ref{{Op: w.Op.ID, Index: -1}}
 	case w.Rv != 0 && w.Rv != rv:
