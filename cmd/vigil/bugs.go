@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	flag "github.com/spf13/pflag"
@@ -123,6 +121,6 @@ func startOutput(out *string, kind string) (context.Context, func(), error) {
 	if u, err := runs.Register(*out); err == nil {
 		unregister = u
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	return ctx, func() { stop(); unregister() }, nil
 }

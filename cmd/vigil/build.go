@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	flag "github.com/spf13/pflag"
 
@@ -22,7 +19,7 @@ func build(args []string, failpoints bool) error {
 	if len(args) < 1 || len(args) > 2 {
 		return usageError("usage: vigil build etcd|kube-apiserver [VERSION] [--failpoints]")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	var path string
 	var err error

@@ -210,10 +210,11 @@ func removeOneEvent(t *testing.T, from, to string) (int64, int64) {
 	return 0, 0
 }
 
-// Ctrl-C or kill -TERM in the middle of a run stops it cleanly: no etcd
-// process remains, the history and a result saying "interrupted" are there.
+// Ctrl-C, kill -TERM, a hang-up, a broken pipe or SIGQUIT in the middle of
+// a run stops it cleanly: no etcd process remains, the history and a
+// result saying "interrupted" are there.
 func TestInterruptLeavesNothingRunning(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
 			cmd := exec.Command(vigilBin, "run", "--duration", "60s", "--out", out)
@@ -257,6 +258,43 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 				t.Errorf("the partial history does not load: %v", err)
 			}
 		})
+	}
+}
+
+// `vigil run | head -1`: the reader is gone before vigil prints its
+// table. vigil still stops everything it started and writes its files.
+func TestClosedStdoutLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs vigil against real etcd")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(vigilBin, "run", "--duration", "3s", "--out", out)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("vigil did not exit within 3 minutes")
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Errorf("vigil was killed by %s", ws.Signal())
+	}
+	assertNothingLeft(t, out)
+	readResult(t, filepath.Join(out, "result.json"))
+	if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
+		t.Errorf("the history does not load: %v", err)
 	}
 }
 

@@ -8,6 +8,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,32 +145,39 @@ func startDockerRun(t *testing.T, out string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// Ctrl-C during a docker run: it heals, stops, removes its containers and
-// network, and says the run was interrupted.
+// Ctrl-C, a hang-up or a broken pipe during a docker run, at a seeded
+// moment: it heals, stops, removes its containers and network, and says
+// the run was interrupted.
 func TestDockerInterrupt(t *testing.T) {
 	needDocker(t)
-	out := filepath.Join(t.TempDir(), "run")
-	cmd := startDockerRun(t, out, "--faults", "pause-follower,kill-leader", "--fault-interval", "2s")
-	time.Sleep(3 * time.Second) // into the first fault
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("vigil did not exit within 90s of SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 3 {
-		t.Errorf("exit %d after SIGINT, want 3", code)
-	}
-	if left := dockerLeftovers(t, out); len(left) > 0 {
-		t.Fatalf("an interrupted run left in docker: %v", left)
-	}
-	r := readResult(t, filepath.Join(out, "result.json"))
-	if r.Verdict != "error" || !strings.Contains(r.Reason, "interrupted") {
-		t.Errorf("result.json: verdict %s, reason %q", r.Verdict, r.Reason)
+	rng := rand.New(rand.NewPCG(2026, 25))
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE} {
+		delay := time.Duration(1000+rng.IntN(4000)) * time.Millisecond
+		t.Run(fmt.Sprintf("%s-after-%s", sig, delay), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := startDockerRun(t, out, "--faults", "pause-follower,kill-leader", "--fault-interval", "2s")
+			time.Sleep(delay) // into the faults
+			cmd.Process.Signal(sig)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(90 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("vigil did not exit within 90s of %s", sig)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 3 {
+				t.Errorf("exit %d after %s, want 3", code, sig)
+			}
+			if left := dockerLeftovers(t, out); len(left) > 0 {
+				t.Fatalf("an interrupted run left in docker: %v", left)
+			}
+			r := readResult(t, filepath.Join(out, "result.json"))
+			if r.Verdict != "error" || !strings.Contains(r.Reason, "interrupted") {
+				t.Errorf("result.json: verdict %s, reason %q", r.Verdict, r.Reason)
+			}
+		})
 	}
 }
 

@@ -4,9 +4,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
@@ -107,6 +110,18 @@ func listSabotage(wide bool) error {
 func knownSabotage(name, target string) bool {
 	m, ok := sabotage.Lookup(name)
 	return ok && m.Target == target
+}
+
+// stopSignals end a command the way Ctrl-C does: the workload stops,
+// faults heal, and what vigil started is stopped and removed. Left to
+// their default, SIGHUP (the terminal went away), SIGPIPE (`vigil run |
+// head` closed the pipe) and SIGQUIT would kill vigil on the spot and
+// leave its processes, containers and networks behind.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT}
+
+// stopContext is canceled by the first of stopSignals.
+func stopContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), stopSignals...)
 }
 
 // sabotageFits checks that the run can prove its sabotage mode. A mode

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	flag "github.com/spf13/pflag"
@@ -305,7 +303,7 @@ func startRun(f *runFlags) (ctx context.Context, done func(), err error) {
 			return nil, nil, setupError(err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", version, f.seed, f.out)
 	unregister := func() {}
 	if u, err := runs.Register(f.out); err == nil {
