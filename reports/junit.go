@@ -3,8 +3,11 @@ package reports
 import (
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -16,19 +19,37 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     float64     `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Time       junitTime        `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	Props []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// junitTime is seconds written as a plain decimal: a float64 attribute
+// would come out as 1.5e-05, which CI tools that read xs:decimal refuse.
+type junitTime float64
+
+func (t junitTime) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
+	return xml.Attr{Name: name, Value: strconv.FormatFloat(float64(t), 'f', 3, 64)}, nil
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
+	Time      junitTime     `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
@@ -40,11 +61,18 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-// WriteJUnit writes junit.xml into dir: one testcase per check, so a CI
-// system shows each guarantee as its own test. Unknown verdicts are errors
-// (the check could not decide), skipped ones are skipped.
+// WriteJUnit writes junit.xml into dir: a testcase "setup" (failed when
+// the run could not start, with the reason), one testcase per check, so a
+// CI system shows each guarantee as its own test, and a testcase "run"
+// that errs when the run was interrupted. Unknown verdicts are errors (the
+// check could not decide), skipped ones are skipped. The suite's
+// properties give the seed, vigil's version, the target and the flags.
 func WriteJUnit(dir string, r Result) error {
-	var cases []JUnitCase
+	setup := JUnitCase{Name: "setup", Class: "vigil." + r.Target.Kind}
+	if r.SetupFailed {
+		setup.Failure, setup.Detail = "the run could not start: "+r.Reason, r.Reason
+	}
+	cases := []JUnitCase{setup}
 	for _, c := range r.Checks {
 		tc := JUnitCase{Name: c.Name, Class: "vigil." + r.Target.Kind, Seconds: c.Elapsed.Seconds()}
 		switch {
@@ -62,7 +90,17 @@ func WriteJUnit(dir string, r Result) error {
 		}
 		cases = append(cases, tc)
 	}
-	return WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil "+r.Target.Kind, r.DurationS, cases)
+	if r.Verdict == VerdictError && !r.SetupFailed {
+		cases = append(cases, JUnitCase{Name: "run", Class: "vigil." + r.Target.Kind, Seconds: r.DurationS,
+			Error: r.Reason})
+	}
+	props := map[string]string{"seed": strconv.FormatInt(r.Seed, 10), "vigil.version": r.Vigil,
+		"target.kind": r.Target.Kind, "target.fixture": r.Target.Fixture, "target.version": r.Target.Version,
+		"verdict": r.Verdict}
+	for k, v := range r.Flags {
+		props["flag."+k] = v
+	}
+	return WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil "+r.Target.Kind, r.DurationS, cases, props)
 }
 
 // failureMessage is a failed check's one line in a CI system's list: how
@@ -91,12 +129,21 @@ type JUnitCase struct {
 }
 
 // WriteJUnitCases writes one test suite of cases to path, counting its
-// failures, errors and skips: the format every CI system reads, for the
-// runs, the conformance probes and the known-bug matrix alike.
-func WriteJUnitCases(path, suite string, seconds float64, cases []JUnitCase) error {
-	s := junitSuite{Name: suite, Time: seconds, Tests: len(cases)}
+// failures, errors and skips, with props as its properties (empty values
+// left out): the format every CI system reads, for the runs, the
+// conformance probes and the known-bug matrix alike.
+func WriteJUnitCases(path, suite string, seconds float64, cases []JUnitCase, props map[string]string) error {
+	s := junitSuite{Name: suite, Time: junitTime(seconds), Tests: len(cases)}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if props[k] != "" {
+			if s.Properties == nil {
+				s.Properties = &junitProperties{}
+			}
+			s.Properties.Props = append(s.Properties.Props, junitProperty{Name: k, Value: props[k]})
+		}
+	}
 	for _, c := range cases {
-		tc := junitCase{Name: c.Name, Classname: c.Class, Time: c.Seconds, SystemOut: c.Out}
+		tc := junitCase{Name: c.Name, Classname: c.Class, Time: junitTime(c.Seconds), SystemOut: c.Out}
 		switch {
 		case c.Failure != "":
 			s.Failures++

@@ -38,15 +38,28 @@ type Stats struct {
 	Kube *KubeStats `json:"kube,omitempty"`
 }
 
+// ResultFormat is the version of result.json's layout: a reader that
+// knows format N reads every file that says N. It changes when a field
+// changes meaning or goes; added fields keep it.
+const ResultFormat = 1
+
 // Result is result.json.
 type Result struct {
-	Verdict   string         `json:"verdict"`
-	Reason    string         `json:"reason,omitempty"`
-	Seed      int64          `json:"seed"`
-	Target    history.Target `json:"target"`
-	DurationS float64        `json:"duration_s"`
-	Stats     Stats          `json:"stats"`
-	Checks    []check.Result `json:"checks"`
+	Format int `json:"format"`
+	// Vigil is the version of vigil that judged the run; Flags are the
+	// flags the run was given (as the history's meta records them).
+	Vigil   string            `json:"vigil,omitempty"`
+	Flags   map[string]string `json:"flags,omitempty"`
+	Verdict string            `json:"verdict"`
+	Reason  string            `json:"reason,omitempty"`
+	// SetupFailed: the run could not start (no cluster, a bad endpoint),
+	// so nothing was judged; Reason says why.
+	SetupFailed bool           `json:"setup_failed,omitempty"`
+	Seed        int64          `json:"seed"`
+	Target      history.Target `json:"target"`
+	DurationS   float64        `json:"duration_s"`
+	Stats       Stats          `json:"stats"`
+	Checks      []check.Result `json:"checks"`
 	// Findings group the failed checks' violations by root cause (see
 	// Findings), worst first.
 	Findings []Finding         `json:"findings"`
@@ -56,8 +69,8 @@ type Result struct {
 // Summarize builds the result of a run from its history and check results.
 // durationS is the length of the workload in seconds.
 func Summarize(h *history.History, results []check.Result, durationS float64) Result {
-	r := Result{Verdict: string(check.Overall(results)), Seed: h.Meta.Seed, Target: h.Meta.Target,
-		DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
+	r := Result{Format: ResultFormat, Vigil: h.Meta.Vigil, Flags: h.Meta.Flags, Verdict: string(check.Overall(results)),
+		Seed: h.Meta.Seed, Target: h.Meta.Target, DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
 	if r.Checks == nil {
 		r.Checks = []check.Result{}
 	}

@@ -37,8 +37,9 @@ type runFlags struct {
 	kube                                                                       kubeFlags // --target kube (runkube.go)
 	settings                                                                   fixtures.EtcdSettings
 	conform                                                                    bool
-	command                                                                    string    // --fixture command
-	kine                                                                       kineFlags // --fixture kine (kine.go)
+	command                                                                    string            // --fixture command
+	kine                                                                       kineFlags         // --fixture kine (kine.go)
+	set                                                                        map[string]string // the flags given, as resolve returns them
 }
 
 // defineRunFlags defines vigil run's flags on fs.
@@ -179,6 +180,7 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	f.set = set
 	return set, nil
 }
 
@@ -351,8 +353,9 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 // so a CI job finds the reason next to the logs.
 func setupFailed(f *runFlags, err error) error {
 	err = setupError(err)
-	r := reports.Result{Verdict: reports.VerdictError, Reason: err.Error(), Seed: f.seed,
-		Target: history.Target{Kind: f.target, Fixture: f.fixture}, Checks: []check.Result{}}
+	r := reports.Result{Format: reports.ResultFormat, Vigil: version, Flags: f.set, Verdict: reports.VerdictError,
+		Reason: err.Error(), SetupFailed: true, Seed: f.seed, Target: history.Target{Kind: f.target, Fixture: f.fixture},
+		Checks: []check.Result{}}
 	writeReports(f.out, r)
 	return err
 }

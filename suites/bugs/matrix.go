@@ -177,5 +177,5 @@ func writeJUnit(path string, rows []Row) error {
 		}
 		cases = append(cases, c)
 	}
-	return reports.WriteJUnitCases(path, "vigil known-bug matrix", total.Seconds(), cases)
+	return reports.WriteJUnitCases(path, "vigil known-bug matrix", total.Seconds(), cases, nil)
 }

@@ -166,7 +166,8 @@ func (r Report) Write(dir string) error {
 		}
 		cases = append(cases, c)
 	}
-	return reports.WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil conform "+r.Target, total.Seconds(), cases)
+	return reports.WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil conform "+r.Target, total.Seconds(), cases,
+		map[string]string{"target": r.Target, "family": r.Family, "reference": r.Reference})
 }
 
 // ProbesFor lists the probes that isolate a chaos-run check, for the hint
