@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -192,4 +193,43 @@ func Read(r io.Reader) (*History, error) {
 func jsonLine(r Record) ([]byte, error) {
 	b, err := json.Marshal(r)
 	return append(b, '\n'), err
+}
+
+// InDir returns the history file of a run's output dir: history.jsonl, or
+// history.jsonl.gz when the run was compressed.
+func InDir(dir string) string {
+	plain := filepath.Join(dir, FileName)
+	if _, err := os.Stat(plain); err != nil {
+		if _, errz := os.Stat(plain + ".gz"); errz == nil {
+			return plain + ".gz"
+		}
+	}
+	return plain
+}
+
+// Compress gzips the history file at path into path.gz and removes path
+// once the copy is complete; it returns the new path. Load reads both.
+func Compress(path string) (string, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.Create(path + ".gz")
+	if err != nil {
+		return "", err
+	}
+	z := gzip.NewWriter(out)
+	_, err = io.Copy(z, in)
+	if cerr := z.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path + ".gz")
+		return "", fmt.Errorf("compressing %s: %w", path, err)
+	}
+	return path + ".gz", os.Remove(path)
 }

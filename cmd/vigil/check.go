@@ -52,7 +52,7 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 // history.jsonl, and returns the file's path.
 func loadSaved(path string) (*history.History, string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, history.FileName)
+		path = history.InDir(path)
 	}
 	h, err := history.Load(path)
 	if errors.Is(err, fs.ErrNotExist) {

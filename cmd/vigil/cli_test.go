@@ -156,6 +156,12 @@ func TestRunThenCheck(t *testing.T) {
 	if run.Verdict != "pass" || run.Seed != 11 || run.Stats.Operations < 500 || run.Stats.WatchEvents < 1000 {
 		t.Fatalf("unexpected result: verdict %s seed %d stats %+v", run.Verdict, run.Seed, run.Stats)
 	}
+	if run.Format != reports.ResultFormat || run.Vigil != version || run.Flags["duration"] != "8s" {
+		t.Errorf("result.json: format %d vigil %q flags %v", run.Format, run.Vigil, run.Flags)
+	}
+	if _, err := os.Stat(filepath.Join(out, "members", "m0", "data")); !os.IsNotExist(err) {
+		t.Errorf("a passing run kept its members' data dirs: %v", err)
+	}
 
 	chk := vigil(t, 2*time.Minute, "check", out, "--check-timeout", "1m", "--max-unavailable", "30s") // flags after the argument too
 	if chk.code != 0 {
@@ -258,6 +264,30 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 				t.Errorf("the partial history does not load: %v", err)
 			}
 		})
+	}
+}
+
+// --compress writes the history gzipped, which vigil check reads;
+// --keep-data keeps the members' data dirs of a passing run.
+func TestCompressAndKeepData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs vigil against real etcd")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	res := vigil(t, 5*time.Minute, "run", "--duration", "3s", "--members", "1", "--compress", "--keep-data", "--out", out)
+	if res.code != 0 {
+		t.Fatalf("vigil run exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, history.FileName)); !os.IsNotExist(err) {
+		t.Errorf("the plain history is still there: %v", err)
+	}
+	for _, f := range []string{history.FileName + ".gz", "members/m0/data"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if chk := vigil(t, 2*time.Minute, "check", out); chk.code != 0 || !strings.Contains(chk.stdout, "verdict: PASS") {
+		t.Errorf("vigil check of the compressed run: exit %d\n%s%s", chk.code, chk.stdout, chk.stderr)
 	}
 }
 

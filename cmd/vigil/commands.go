@@ -171,7 +171,7 @@ var runFlagGroups = []struct {
 	flags []string
 }{
 	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "clients", "rate", "keys", "watchers",
-		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform"}},
+		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform", "compress", "keep-data"}},
 	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",
 		"compaction-batch-limit", "watch-progress-notify-interval"}},
 	{"Kubernetes (--target kube)", []string{"store", "apiservers", "kube-version", "kube-apiserver-binary", "feature-gates",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ type runFlags struct {
 	schedule                                                                   chaos.Schedule
 	kube                                                                       kubeFlags // --target kube (runkube.go)
 	settings                                                                   fixtures.EtcdSettings
-	conform                                                                    bool
+	conform, compress, keepData                                                bool
 	command                                                                    string            // --fixture command
 	kine                                                                       kineFlags         // --fixture kine (kine.go)
 	set                                                                        map[string]string // the flags given, as resolve returns them
@@ -70,6 +71,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.settings.SnapshotCount, "snapshot-count", 0, "etcd members' --snapshot-count (0: etcd's default)")
 	fs.IntVar(&f.settings.CompactionBatchLimit, "compaction-batch-limit", 0, "etcd members' compaction batch limit, revisions deleted per batch (0: etcd's default)")
 	fs.DurationVar(&f.settings.WatchProgressNotifyInterval, "watch-progress-notify-interval", 0, "etcd members' period of progress notifications (0: etcd's default, 10m)")
+	fs.BoolVar(&f.compress, "compress", false, "write the history gzipped, as history.jsonl.gz (vigil check reads both)")
+	fs.BoolVar(&f.keepData, "keep-data", false, "keep the members' data dirs after a passing run (a failed or interrupted run keeps them always)")
 	fs.BoolVar(&f.conform, "conform", false, "run the conformance probes (vigil conform) against the cluster first, and stop if any fails")
 	fs.DurationVar(&f.startTimeout, "start-timeout", 90*time.Second, "how long the cluster gets to become healthy")
 	fs.DurationVar(&f.linTimeout, "check-timeout", check.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
@@ -274,6 +277,7 @@ func finishRun(f *runFlags, out *suites.Outcome, stopped string) (int, error) {
 		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
 		writeReports(f.out, r)
+		tidyRun(f, r.Verdict)
 		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, f.out)
 		return exitSetup, nil
 	}
@@ -283,12 +287,46 @@ func finishRun(f *runFlags, out *suites.Outcome, stopped string) (int, error) {
 		return exitSetup, err
 	}
 	writeVisualization(f.out, out.Results)
+	tidyRun(f, r.Verdict)
 	reports.Table(os.Stdout, r)
 	if f.sabotage != "" {
 		reportSabotage(f.sabotage, out.History, out.Results)
 	}
 	fmt.Printf("results in %s\n", f.out)
 	return reports.ExitCode(r.Verdict), nil
+}
+
+// tidyRun shrinks a finished run's output dir: the history gzipped with
+// --compress, and after a passing run the members' data dirs (most of a
+// run's bytes) removed unless --keep-data. A failed run keeps its data for
+// triage. What cannot be tidied is said, not fatal.
+func tidyRun(f *runFlags, verdict string) {
+	if f.compress {
+		if _, err := history.Compress(filepath.Join(f.out, history.FileName)); err != nil {
+			fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
+		}
+	}
+	if f.keepData || verdict != string(check.Pass) {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(f.out, "members", "*", "data"))
+	var freed int64
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				if info, err := e.Info(); err == nil {
+					freed += info.Size()
+				}
+			}
+			return nil
+		})
+		if err := os.RemoveAll(d); err != nil {
+			fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
+		}
+	}
+	if len(dirs) > 0 {
+		fmt.Fprintf(os.Stderr, "removed the members' data dirs (%d MB) of the passing run; --keep-data keeps them\n", freed>>20)
+	}
 }
 
 // startRun makes the output dir, saves the fault schedule (before the run,
