@@ -78,9 +78,9 @@ func WriteJUnit(dir string, r Result) error {
 		switch {
 		case c.Should && c.Verdict == check.Fail:
 			// A SHOULD line: a warning, not a failed test.
-			tc.Out = "WARNING: " + violationText(c)
+			tc.Out = "WARNING: " + ViolationsText(c)
 		case c.Verdict == check.Fail:
-			tc.Failure, tc.Detail = failureMessage(c, r.Findings), violationText(c)
+			tc.Failure, tc.Detail = failureMessage(c, r.Findings), ViolationsText(c)
 		case c.Verdict == check.Unknown:
 			tc.Error = "unknown: " + c.Reason
 		case c.Verdict == check.Skipped:
@@ -164,7 +164,9 @@ func WriteJUnitCases(path, suite string, seconds float64, cases []JUnitCase, pro
 	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
-func violationText(c check.Result) string {
+// ViolationsText renders a check's violations with the records that prove
+// them, one after the other, as the verdict table does.
+func ViolationsText(c check.Result) string {
 	var b strings.Builder
 	for _, v := range c.Violations {
 		writeViolation(&b, v, "")

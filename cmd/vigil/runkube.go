@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,6 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
-	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/targets/sabotage"
@@ -188,8 +186,7 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 	var etcd []string
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
 	if f.fixture == "external" {
-		ext := &kubeExternal{cfg: f.kube.servers[0]}
-		fx, servers = ext, func() []kube.Config { return f.kube.servers }
+		fx, servers = suites.ExternalKube(f.kube.servers[0]), func() []kube.Config { return f.kube.servers }
 	} else if f.fixture == "docker" {
 		dfx, err := newDockerKubeFixture(ctx, f, logf)
 		if err != nil {
@@ -269,45 +266,6 @@ func newKubeFixture(ctx context.Context, f *runFlags, net fixtures.Network, logf
 		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: f.kube.apiservers, Version: ver,
 			DisableWatchCache: !f.kube.watchCache, EtcdCompactionInterval: f.kube.compactionInterval,
 			FeatureGates: f.kube.featureGates}}), nil
-}
-
-// kubeExternal is a Kubernetes API server the user runs: vigil only
-// connects to it (no process faults, no etcd oracle).
-type kubeExternal struct {
-	cfg     kube.Config
-	version string
-}
-
-func (e *kubeExternal) Start(ctx context.Context) error {
-	cfg := e.cfg
-	cfg.Namespace = "default" // any: Start only asks /readyz and /version
-	c, err := kube.New(cfg)
-	if err != nil {
-		return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
-	}
-	defer c.Close()
-	if err := c.Ping(ctx); err != nil {
-		return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
-	}
-	e.version, _ = c.Version(ctx)
-	return nil
-}
-
-func (e *kubeExternal) Stop() error { return nil }
-
-func (e *kubeExternal) Members() []fixtures.Member {
-	u, _ := url.Parse(e.cfg.Server)
-	return []fixtures.Member{{Name: u.Host, ClientURL: e.cfg.Server}}
-}
-
-func (e *kubeExternal) Endpoints() []string { return []string{e.cfg.Server} }
-
-func (e *kubeExternal) Leader(context.Context) (fixtures.Member, error) {
-	return fixtures.Member{}, fmt.Errorf("an external Kubernetes API server has no leader vigil can see")
-}
-
-func (e *kubeExternal) Describe() history.Target {
-	return history.Target{Kind: "kube", Fixture: "external", Version: e.version, Members: 1, Endpoints: e.Endpoints()}
 }
 
 // kubeBinaries builds (or finds) the etcd and kube-apiserver of a kube run.
