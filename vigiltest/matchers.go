@@ -42,7 +42,9 @@ func (verdictMatcher) FailureMessage(actual any) string {
 	return fmt.Sprintf("Expected the run to pass; its verdict is %s:\n  %s", check.Overall(out.Results), strings.Join(bad, "\n  "))
 }
 
-func (verdictMatcher) NegatedFailureMessage(any) string { return "Expected the run not to pass, but it passed" }
+func (verdictMatcher) NegatedFailureMessage(any) string {
+	return "Expected the run not to pass, but it passed"
+}
 
 type failMatcher struct{ name string }
 
