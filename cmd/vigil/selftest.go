@@ -19,6 +19,7 @@ func cmdSelftest(fset *flag.FlagSet) action {
 	perKind := fset.Int("per-kind", 20, "corruptions tried per kind (at most one per place it applies)")
 	seed := fset.Uint64("seed", 1, "seed of the choice of places")
 	only := fset.StringSlice("only", nil, "kinds to try (comma-separated); default all")
+	allChecks := fset.Bool("all-checks", false, "judge every corruption with every check, not only those its owner missed (slower)")
 	wide := outputFlag(fset)
 	return func(pos []string) (int, error) {
 		if len(pos) != 1 {
@@ -28,8 +29,9 @@ func cmdSelftest(fset *flag.FlagSet) action {
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot self-test: %w", err)
 		}
-		fmt.Fprintf(os.Stderr, "corrupting %s: up to %d corruptions of each kind, each judged by every check\n", pos[0], *perKind)
-		rep, err := selftest.Run(h, selftest.Config{PerKind: *perKind, Seed: *seed, Checks: check.DefaultConfig(), Only: *only})
+		fmt.Fprintf(os.Stderr, "corrupting %s: up to %d corruptions of each kind, each judged by the check that owns it (and by all where it misses)\n", pos[0], *perKind)
+		rep, err := selftest.Run(h, selftest.Config{PerKind: *perKind, Seed: *seed, Checks: check.DefaultConfig(), Only: *only,
+			AllChecks: *allChecks})
 		if err != nil {
 			return exitSetup, err
 		}
@@ -43,7 +45,11 @@ func cmdSelftest(fset *flag.FlagSet) action {
 		for _, name := range slices.Sorted(maps.Keys(rep.ByCheck)) {
 			byCheck = append(byCheck, fmt.Sprintf("%s %d", name, rep.ByCheck[name]))
 		}
-		fmt.Printf("\ncorruptions each check rejected: %s\n", strings.Join(byCheck, ", "))
+		judged := "(the owner first; the others only where it missed: --all-checks for all)"
+		if *allChecks {
+			judged = "(every check judged every corruption)"
+		}
+		fmt.Printf("\ncorruptions each check rejected %s: %s\n", judged, strings.Join(byCheck, ", "))
 		for _, m := range rep.Misses {
 			fmt.Printf("\nmissed by %s: %s: %s\n", m.Owner, m.Kind, m.What)
 			if len(m.Failed) > 0 {
