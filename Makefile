@@ -60,9 +60,11 @@ sweep: vigil
 	done
 
 # The self-test: 3,000 corruptions of the saved run of a real 3-member etcd
-# (about 2 minutes); every miss must be argued.
+# and 1,761 of the saved kube-apiserver run (about 2 minutes); every miss
+# must be argued.
 selftest: vigil
 	./vigil selftest checkers/testdata/etcd-v3.6.16-faults.jsonl.gz --per-kind 200
+	./vigil selftest checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz --per-kind 200
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
