@@ -1,7 +1,7 @@
 # vigil: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: vigil run test bench vet clean conform bugs kine sweep selftest
+.PHONY: vigil run test bench vet clean conform bugs kine sweep selftest image
 
 vigil:
 	$(GO) build -o vigil ./cmd/vigil
@@ -66,8 +66,17 @@ selftest: vigil
 	./vigil selftest checkers/testdata/etcd-v3.6.16-faults.jsonl.gz --per-kind 200
 	./vigil selftest checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz --per-kind 200
 
+# vigil's container image (see Dockerfile): the static binary FROM scratch,
+# tagged vigil:latest and vigil:<version>. Nothing is pulled.
+IMAGE ?= vigil
+image:
+	rm -rf build/image && mkdir -p build/image
+	CGO_ENABLED=0 $(GO) build -trimpath -o build/image/vigil ./cmd/vigil
+	cp Dockerfile build/image/
+	docker build -t $(IMAGE):latest -t $(IMAGE):$$(build/image/vigil version | cut -d' ' -f2) build/image
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -f vigil
+	rm -rf vigil build

@@ -239,3 +239,40 @@ func TestDockerNoEngine(t *testing.T) {
 		t.Errorf("result.json: verdict %s, reason %q", r.Verdict, r.Reason)
 	}
 }
+
+// The Dockerfile builds vigil's image from the static binary alone, and
+// the image runs: it says its version, and refuses an unreachable
+// endpoint with a setup error (exit 3), writing its result to /runs.
+func TestImage(t *testing.T) {
+	needDocker(t)
+	ctxDir := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(ctxDir, "vigil"), ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("static build: %v\n%s", err, out)
+	}
+	df, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), df, 0o644)
+	tag := fmt.Sprintf("vigil-test/image:%d", os.Getpid())
+	if out, err := exec.Command("docker", "build", "-q", "-t", tag, ctxDir).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	defer exec.Command("docker", "rmi", "-f", tag).Run()
+	out, err := exec.Command("docker", "run", "--rm", tag, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "vigil "+version) {
+		t.Fatalf("vigil version in the image: %v\n%s", err, out)
+	}
+	runs := t.TempDir()
+	cmd := exec.Command("docker", "run", "--rm", "--network", "none", "-v", runs+":/runs", tag,
+		"run", "--endpoints", "127.0.0.1:1", "--duration", "2s", "--out", "/runs/x")
+	out, _ = cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(string(out), "127.0.0.1:1") {
+		t.Fatalf("an unreachable endpoint: exit %d, want 3\n%s", code, out)
+	}
+	if r := readResult(t, filepath.Join(runs, "x", "result.json")); !r.SetupFailed {
+		t.Errorf("result.json does not say the setup failed: %+v", r)
+	}
+}
