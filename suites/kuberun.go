@@ -168,7 +168,7 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 		var n atomic.Int64
 		wl.Etcd = func() (targets.Client, error) {
 			// Spread over the members, the first dial on the last one.
-			c, err := etcdtarget.Dial(cfg.Etcd[int(n.Add(1)-1+int64(len(cfg.Etcd)-1))%len(cfg.Etcd)], 5*time.Second)
+			c, err := etcdtarget.Dial(cfg.Etcd[int(n.Add(1)-1+int64(len(cfg.Etcd)-1))%len(cfg.Etcd)], 5*time.Second, fixtures.Security{})
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
 )
 
@@ -40,7 +41,7 @@ func (p plainLoad) run(ctx context.Context, d time.Duration, seed int64) (int64,
 		}
 	}()
 	for i := 0; i < p.clients+p.watchers; i++ {
-		c, err := etcdtarget.Dial(p.endpoints[i%len(p.endpoints)], 5*time.Second)
+		c, err := etcdtarget.Dial(p.endpoints[i%len(p.endpoints)], 5*time.Second, fixtures.Security{})
 		if err != nil {
 			return 0, 0, err
 		}

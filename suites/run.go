@@ -28,6 +28,8 @@ type Config struct {
 	Flags    map[string]string
 	Workload WorkloadConfig
 	Checks   check.Config
+	// Security is how the clients reach the endpoints: TLS, credentials.
+	Security fixtures.Security
 	// Wrap, if set, wraps every client before it is recorded (sabotage).
 	Wrap Wrapper
 	// Sabotage, if set, names a sabotage mode (targets/sabotage): RunEtcd
@@ -81,7 +83,7 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	}
 	endpoints := fx.Endpoints()
 	dial := func(ctx context.Context, member int) (targets.Client, error) {
-		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second)
+		return etcdtarget.Dial(endpoints[member%len(endpoints)], 5*time.Second, cfg.Security)
 	}
 	// What the target refuses, asked before the history starts: the
 	// workload avoids it and the history says so.

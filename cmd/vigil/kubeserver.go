@@ -22,7 +22,7 @@ func (k *kubeServer) define(fs *flag.FlagSet, note string) {
 	fs.StringVar(&k.server, "server", "", "--target kube: URL of a Kubernetes API server you run"+note)
 	fs.StringVar(&k.token, "token", "", "--target kube: bearer token for --server")
 	fs.StringVar(&k.caFile, "ca-file", "", "--target kube: PEM file of the CA that signed --server's certificate")
-	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "--target kube: do not verify --server's certificate")
+	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "do not verify the server's certificate (--target kube --server, or etcd --endpoints over TLS)")
 	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server, CA and credentials from this kubeconfig's current context"+note)
 	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of its current one")
 }

@@ -35,7 +35,8 @@ type runFlags struct {
 	startTimeout, linTimeout, faultInterval, maxUnavailable                    time.Duration
 	workload                                                                   suites.WorkloadConfig
 	schedule                                                                   chaos.Schedule
-	kube                                                                       kubeFlags // --target kube (runkube.go)
+	kube                                                                       kubeFlags    // --target kube (runkube.go)
+	etcdSec                                                                    etcdSecurity // --endpoints over TLS, with auth (etcdsec.go)
 	settings                                                                   fixtures.EtcdSettings
 	conform, compress, keepData                                                bool
 	command                                                                    string            // --fixture command
@@ -78,6 +79,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.linTimeout, "check-timeout", check.DefaultConfig().LinearizabilityTimeout, "budget of the linearizability search; past it the verdict is unknown")
 	fs.DurationVar(&f.maxUnavailable, "max-unavailable", check.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	f.kube.define(fs)
+	f.etcdSec.define(fs)
 	f.kine.define(fs)
 	fs.StringVar(&f.command, "command", "", "--fixture command: the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
 	return f
@@ -111,6 +113,9 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 		return nil, f.kine.check()
 	case (f.fixture == "kine" || f.fixture == "command") && set["members"] != "" && f.members != 1:
 		return nil, usageError("--fixture %s runs one process; --members %d does not apply", f.fixture, f.members)
+	case f.target == "etcd" && f.etcdSec.given() && f.fixture != "external":
+		return nil, usageError("--cacert, --cert, --key, --user and --password reach a cluster you run (--endpoints); " +
+			"the clusters vigil starts speak plain http without auth")
 	case f.fixture == "external" && f.endpoints == "":
 		return nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
 	case f.fixture != "external" && f.fixture != "kine" && f.fixture != "command" && f.members != 1 && f.members != 3 && f.members != 5:
@@ -259,7 +264,11 @@ func runEtcdOrKube(f *runFlags, set map[string]string) (int, error) {
 		}
 	}
 
-	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
+	var sec fixtures.Security
+	if f.fixture == "external" {
+		sec = f.etcdSec.security(f.kube.insecure)
+	}
+	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set), Security: sec,
 		Workload: f.workload, Checks: f.checkConfig(), Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
 	if err != nil {
@@ -355,7 +364,8 @@ func startRun(f *runFlags) (ctx context.Context, done func(), err error) {
 func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixtures.Fixture, error) {
 	switch f.fixture {
 	case "external":
-		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ",")}), nil
+		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ","),
+			Security: f.etcdSec.security(f.kube.insecure)}), nil
 	case "kine":
 		return f.kine.newKine(ctx, f.out, net)
 	case "command":
@@ -391,7 +401,7 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 // so a CI job finds the reason next to the logs.
 func setupFailed(f *runFlags, err error) error {
 	err = setupError(err)
-	r := reports.Result{Format: reports.ResultFormat, Vigil: version, Flags: f.set, Verdict: reports.VerdictError,
+	r := reports.Result{Format: reports.ResultFormat, Vigil: version, Flags: redacted(f.set), Verdict: reports.VerdictError,
 		Reason: err.Error(), SetupFailed: true, Seed: f.seed, Target: history.Target{Kind: f.target, Fixture: f.fixture},
 		Checks: []check.Result{}}
 	writeReports(f.out, r)

@@ -233,7 +233,7 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 	}
 	fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), f.kube.workload.Duration)
 
-	out, err := suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: set,
+	out, err := suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set),
 		Workload: f.kube.workload, Checks: f.checkConfig(), Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
 		DeleteNamespace: f.fixture == "external", Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Progress: os.Stderr, Logf: logf})

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
 )
@@ -37,9 +38,11 @@ type Client struct {
 	endpoint string
 }
 
-// Dial connects to one endpoint. It does not wait for the connection.
-func Dial(endpoint string, dialTimeout time.Duration) (*Client, error) {
-	c, err := clientv3.New(clientv3.Config{
+// Dial connects to one endpoint, over TLS and with credentials as sec
+// says. It does not wait for the connection (with a user, the client
+// authenticates first, and a wrong password fails here).
+func Dial(endpoint string, dialTimeout time.Duration, sec fixtures.Security) (*Client, error) {
+	cfg, err := sec.ClientConfig(clientv3.Config{
 		Endpoints:   []string{endpoint},
 		DialTimeout: dialTimeout,
 		// The client's own logs would drown vigil's output.
@@ -47,9 +50,13 @@ func Dial(endpoint string, dialTimeout time.Duration) (*Client, error) {
 		// Keep the connection alive through pauses of the member.
 		DialKeepAliveTime:    5 * time.Second,
 		DialKeepAliveTimeout: 5 * time.Second,
-	})
+	}, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", endpoint, err)
+		return nil, err
+	}
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", endpoint, sec.Explain(err))
 	}
 	return &Client{c: c, endpoint: endpoint}, nil
 }
