@@ -145,19 +145,45 @@ func startDockerRun(t *testing.T, out string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// Ctrl-C, a hang-up or a broken pipe during a docker run, at a seeded
-// moment: it heals, stops, removes its containers and network, and says
-// the run was interrupted.
+// Ctrl-C, a hang-up, SIGQUIT or a reader that goes away (`vigil run 2>&1 |
+// head`) during a docker run, at a seeded moment: it heals, stops,
+// removes its containers and network, and says the run was interrupted.
 func TestDockerInterrupt(t *testing.T) {
 	needDocker(t)
 	rng := rand.New(rand.NewPCG(2026, 25))
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE} {
+	for _, how := range []string{"SIGINT", "SIGHUP", "SIGQUIT", "closed-pipe"} {
 		delay := time.Duration(1000+rng.IntN(4000)) * time.Millisecond
-		t.Run(fmt.Sprintf("%s-after-%s", sig, delay), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-after-%s", how, delay), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
-			cmd := startDockerRun(t, out, "--faults", "pause-follower,kill-leader", "--fault-interval", "2s")
+			cmd := exec.Command(vigilBin, "run", "--fixture", "docker", "--duration", "60s", "--seed", "5", "--out", out,
+				"--faults", "pause-follower,kill-leader", "--fault-interval", "2s")
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout, cmd.Stderr = w, w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			sc := bufio.NewScanner(r)
+			for sc.Scan() && !strings.Contains(sc.Text(), "cluster up") {
+			}
+			go func() {
+				for sc.Scan() {
+				}
+			}()
 			time.Sleep(delay) // into the faults
-			cmd.Process.Signal(sig)
+			switch how {
+			case "SIGINT":
+				cmd.Process.Signal(syscall.SIGINT)
+			case "SIGHUP":
+				cmd.Process.Signal(syscall.SIGHUP)
+			case "SIGQUIT":
+				cmd.Process.Signal(syscall.SIGQUIT)
+			case "closed-pipe":
+				r.Close() // vigil's next progress line meets a closed pipe
+			}
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
 			select {
@@ -165,17 +191,18 @@ func TestDockerInterrupt(t *testing.T) {
 			case <-time.After(90 * time.Second):
 				cmd.Process.Kill()
 				<-done
-				t.Fatalf("vigil did not exit within 90s of %s", sig)
+				t.Fatalf("vigil did not exit within 90s of %s", how)
 			}
+			r.Close()
 			if code := cmd.ProcessState.ExitCode(); code != 3 {
-				t.Errorf("exit %d after %s, want 3", code, sig)
+				t.Errorf("exit %d after %s, want 3", code, how)
 			}
 			if left := dockerLeftovers(t, out); len(left) > 0 {
 				t.Fatalf("an interrupted run left in docker: %v", left)
 			}
-			r := readResult(t, filepath.Join(out, "result.json"))
-			if r.Verdict != "error" || !strings.Contains(r.Reason, "interrupted") {
-				t.Errorf("result.json: verdict %s, reason %q", r.Verdict, r.Reason)
+			res := readResult(t, filepath.Join(out, "result.json"))
+			if res.Verdict != "error" || !strings.Contains(res.Reason, "interrupted") {
+				t.Errorf("result.json: verdict %s, reason %q", res.Verdict, res.Reason)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/history"
@@ -114,14 +116,49 @@ func knownSabotage(name, target string) bool {
 
 // stopSignals end a command the way Ctrl-C does: the workload stops,
 // faults heal, and what vigil started is stopped and removed. Left to
-// their default, SIGHUP (the terminal went away), SIGPIPE (`vigil run |
-// head` closed the pipe) and SIGQUIT would kill vigil on the spot and
+// their default, SIGHUP (the terminal went away), SIGQUIT and a SIGPIPE of
+// a closed stdout (`vigil run | head`) would kill vigil on the spot and
 // leave its processes, containers and networks behind.
-var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT}
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE}
 
-// stopContext is canceled by the first of stopSignals.
+// stopContext is canceled by the first of stopSignals. A SIGPIPE counts
+// only when stdout or stderr is a closed pipe: once SIGPIPE is caught, the
+// writes to a member's socket or log pipe that a killed member breaks
+// raise it too (and fail with EPIPE, as they should).
 func stopContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), stopSignals...)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, stopSignals...)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case sig := <-ch:
+				if sig == syscall.SIGPIPE && !outputClosed() {
+					continue
+				}
+				cancel()
+				return
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// outputClosed reports whether stdout or stderr is a pipe whose reader
+// has gone.
+func outputClosed() bool {
+	fds := []unix.PollFd{{Fd: 1, Events: unix.POLLOUT}, {Fd: 2, Events: unix.POLLOUT}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return false
+	}
+	for _, f := range fds {
+		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sabotageFits checks that the run can prove its sabotage mode. A mode
