@@ -7,6 +7,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
@@ -79,8 +80,11 @@ func TestOwnKubeServer(t *testing.T) {
 	if err := fx.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A project would have a client-go rest.Config for its server.
 	s := fx.Servers()
-	server := kube.Config{Server: s.Replicas()[0].ClientURL, Token: s.Token(), CAFile: s.CAFile()}
+	rc := &rest.Config{Host: s.Replicas()[0].ClientURL, BearerToken: s.Token(),
+		TLSClientConfig: rest.TLSClientConfig{CAFile: s.CAFile()}}
+	server := kube.FromRest(rc)
 
 	out := vigiltest.RunKube(t, server, vigiltest.Options{Duration: 10 * time.Second})
 

@@ -76,9 +76,9 @@ func RunEtcd(t *testing.T, endpoints []string, opts Options) *suites.Outcome {
 }
 
 // RunKube runs the Kubernetes workload against the API server server
-// names (URL and credentials; the run makes a namespace of its own and
-// deletes it after), checks the history, and reports every check as a
-// subtest of t.
+// names (URL and credentials, or kube.FromRest(restConfig) for a client-go
+// rest.Config; the run makes a namespace of its own and deletes it after),
+// checks the history, and reports every check as a subtest of t.
 func RunKube(t *testing.T, server kube.Config, opts Options) *suites.Outcome {
 	t.Helper()
 	wl := suites.DefaultKubeWorkload()

@@ -176,7 +176,7 @@ var runFlagGroups = []struct {
 		"compaction-batch-limit", "watch-progress-notify-interval"}},
 	{"Kubernetes (--target kube)", []string{"store", "apiservers", "kube-version", "kube-apiserver-binary", "feature-gates",
 		"kube-compaction-interval", "server", "token", "ca-file",
-		"insecure-skip-tls-verify", "kubeconfig", "context", "watch-cache", "resource"}},
+		"insecure-skip-tls-verify", "kubeconfig", "context", "in-cluster", "watch-cache", "resource"}},
 	{"kine and your own server (--fixture kine|command)", []string{"kine-version", "kine-binary", "kine-backend", "command"}},
 	{"faults and sabotage", []string{"faults", "fault-interval", "schedule", "net", "sabotage"}},
 }

@@ -58,7 +58,7 @@ func (o *conformFlags) run(fs *flag.FlagSet) (int, error) {
 	var probes []conformance.Info
 	switch o.target {
 	case "etcd":
-		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "kube-version", "watch-cache", "resource"} {
+		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource"} {
 			if set[f] {
 				return exitSetup, usageError("--%s goes with --target kube", f)
 			}

@@ -13,7 +13,7 @@ import (
 // runs, for vigil run and vigil conform alike.
 type kubeServer struct {
 	server, token, caFile, kubeconfig, context string
-	insecure                                   bool
+	insecure, inCluster                        bool
 }
 
 // define adds the flags; note ends the --server and --kubeconfig help
@@ -23,12 +23,17 @@ func (k *kubeServer) define(fs *flag.FlagSet, note string) {
 	fs.StringVar(&k.token, "token", "", "--target kube: bearer token for --server")
 	fs.StringVar(&k.caFile, "ca-file", "", "--target kube: PEM file of the CA that signed --server's certificate")
 	fs.BoolVar(&k.insecure, "insecure-skip-tls-verify", false, "do not verify the server's certificate (--target kube --server, or etcd --endpoints over TLS)")
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server, CA and credentials from this kubeconfig's current context"+note)
-	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of its current one")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "--target kube: read server and credentials from this kubeconfig (several: ':'-separated, "+
+		"as $KUBECONFIG), as kubectl does: client certificates, tokens, exec credential plugins"+note)
+	fs.StringVar(&k.context, "context", "", "--target kube: the kubeconfig context to use instead of the current one; "+
+		"alone, from $KUBECONFIG or ~/.kube/config"+note)
+	fs.BoolVar(&k.inCluster, "in-cluster", false, "--target kube: the API server of the pod vigil runs in, with its service account"+note)
 }
 
 // named reports whether a server was named (by URL or kubeconfig).
-func (k *kubeServer) named() bool { return k.server != "" || k.kubeconfig != "" }
+func (k *kubeServer) named() bool {
+	return k.server != "" || k.kubeconfig != "" || k.context != "" || k.inCluster
+}
 
 // credentials reports whether --token, --ca-file or --insecure-skip-tls-verify was given.
 func (k *kubeServer) credentials() bool { return k.token != "" || k.caFile != "" || k.insecure }
@@ -37,10 +42,10 @@ func (k *kubeServer) credentials() bool { return k.token != "" || k.caFile != ""
 // or nil when none was named.
 func (k *kubeServer) config() (*kube.Config, error) {
 	switch {
-	case k.server != "" && k.kubeconfig != "":
-		return nil, usageError("--server and --kubeconfig exclude each other")
-	case k.kubeconfig == "" && k.context != "":
-		return nil, usageError("--context needs --kubeconfig")
+	case k.server != "" && (k.kubeconfig != "" || k.context != "" || k.inCluster):
+		return nil, usageError("--server excludes --kubeconfig, --context and --in-cluster")
+	case k.inCluster && (k.kubeconfig != "" || k.context != ""):
+		return nil, usageError("--in-cluster excludes --kubeconfig and --context")
 	case k.caFile != "" && k.insecure:
 		return nil, usageError("--ca-file and --insecure-skip-tls-verify exclude each other")
 	case k.server != "":
@@ -51,10 +56,10 @@ func (k *kubeServer) config() (*kube.Config, error) {
 			return nil, usageError("--server needs --ca-file FILE (the CA of its certificate) or --insecure-skip-tls-verify")
 		}
 		return &kube.Config{Server: k.server, Token: k.token, CAFile: k.caFile, Insecure: k.insecure}, nil
-	case k.kubeconfig != "":
-		cfg, err := kube.LoadKubeconfig(k.kubeconfig, k.context)
+	case k.kubeconfig != "" || k.context != "" || k.inCluster:
+		cfg, err := kube.Kubeconfig{Paths: kube.SplitPaths(k.kubeconfig), Context: k.context, InCluster: k.inCluster}.Load()
 		if err != nil {
-			return nil, usageError("--kubeconfig: %v", err)
+			return nil, usageError("kubeconfig: %v", err)
 		}
 		return &cfg, nil
 	}

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
 )
@@ -75,6 +77,11 @@ type Config struct {
 	Resource Resource
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Rest, when set (a kubeconfig, in-cluster), is client-go's view of
+	// the server: New takes TLS and authentication from it (client
+	// certificates, bearer tokens, exec credential plugins) instead of
+	// the fields above, and keeps its own transport for the calls it times.
+	Rest *rest.Config
 }
 
 // Client is a connection to one API server. Safe for concurrent use; each
@@ -105,6 +112,9 @@ func New(cfg Config) (*Client, error) {
 		cfg.UserAgent = "vigil"
 	}
 	tlsCfg, err := tlsConfig(cfg)
+	if cfg.Rest != nil {
+		tlsCfg, err = rest.TLSConfigFor(cfg.Rest)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +132,16 @@ func New(cfg Config) (*Client, error) {
 		MaxIdleConnsPerHost: 8,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	return &Client{cfg: cfg, base: u, http: &http.Client{Transport: tr}}, nil
+	var rt http.RoundTripper = tr
+	if cfg.Rest != nil {
+		// client-go's wrappers add what authenticates each request: a
+		// bearer token (from a file, or an exec plugin, refreshed as it
+		// expires), basic auth, impersonation.
+		if rt, err = rest.HTTPWrappersForConfig(cfg.Rest, tr); err != nil {
+			return nil, err
+		}
+	}
+	return &Client{cfg: cfg, base: u, http: &http.Client{Transport: rt}}, nil
 }
 
 func tlsConfig(cfg Config) (*tls.Config, error) {

@@ -289,7 +289,7 @@ users:
     tokenFile: tok
 - name: plugin
   user:
-    exec: {command: aws}
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: Never}
 contexts:
 - name: vigil
   context: {cluster: vigil, user: admin}
@@ -297,13 +297,30 @@ contexts:
   context: {cluster: other, user: plugin}
 current-context: vigil
 `)
-	cfg, err := LoadKubeconfig(p, "")
+	cfg, err := Kubeconfig{Paths: []string{p}}.Load()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Server).To(Equal("https://127.0.0.1:6443"))
-	g.Expect(cfg.CAFile).To(Equal(dir + "/ca.pem"))
-	g.Expect(cfg.Token).To(Equal("secret"))
-	_, err = LoadKubeconfig(p, "cloud")
-	g.Expect(err).To(MatchError(ContainSubstring("exec plugin")))
-	_, err = LoadKubeconfig(p, "nope")
-	g.Expect(err).To(MatchError(ContainSubstring(`no context "nope"`)))
+	g.Expect(cfg.Rest.CAFile).To(Equal(dir + "/ca.pem"))
+	g.Expect(cfg.Rest.BearerTokenFile).To(Equal(dir + "/tok"))
+	cloud, err := Kubeconfig{Paths: []string{p}, Context: "cloud"}.Load()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cloud.Server).To(Equal("https://10.0.0.1:6443"))
+	g.Expect(cloud.Rest.ExecProvider).NotTo(BeNil())
+	g.Expect(cloud.Rest.ExecProvider.Command).To(Equal("aws"))
+	_, err = Kubeconfig{Paths: []string{p}, Context: "nope"}.Load()
+	g.Expect(err).To(MatchError(ContainSubstring(`"nope"`)))
+
+	// $KUBECONFIG's list: the first file that names something wins, and a
+	// context may come from one file and its cluster and user from another.
+	q := write("contexts-only", `apiVersion: v1
+kind: Config
+contexts:
+- name: late
+  context: {cluster: other, user: admin}
+current-context: late
+`)
+	merged, err := Kubeconfig{Paths: SplitPaths(q + ":" + p)}.Load()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(merged.Server).To(Equal("https://10.0.0.1:6443"))
+	g.Expect(merged.Rest.BearerTokenFile).To(Equal(dir + "/tok"))
 }
