@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/vigil-suite/vigil/fixtures/binaries"
-	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
-	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 )
 
 // vigil reaches a real kube-apiserver the way kubectl does: through a
@@ -24,23 +19,7 @@ func TestKubeconfigLikeKubectl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: t.TempDir(),
-		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: binaries.DefaultEtcdVersion},
-		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: 1}})
-	t.Cleanup(func() { fx.Stop() })
-	if err := fx.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	fx := startKubeServer(t)
 	s := fx.Servers()
 	server := s.Replicas()[0].ClientURL
 

@@ -35,8 +35,8 @@ func TestKubeRunFlagErrors(t *testing.T) {
 		{"server that is no URL", []string{"--target", "kube", "--server", "127.0.0.1:6443"}, "want a URL"},
 		{"etcd endpoints", []string{"--target", "kube", "--endpoints", "127.0.0.1:2379"}, "--endpoints names etcd members"},
 		{"token for our own servers", []string{"--target", "kube", "--token", "t"}, "for --fixture external"},
-		{"server and kubeconfig", []string{"--target", "kube", "--server", "https://a:1", "--insecure-skip-tls-verify", "--kubeconfig", kc}, "exclude each other"},
-		{"kubeconfig without the context", []string{"--target", "kube", "--kubeconfig", kc}, `no context "none"`},
+		{"server and kubeconfig", []string{"--target", "kube", "--server", "https://a:1", "--insecure-skip-tls-verify", "--kubeconfig", kc}, "--server excludes --kubeconfig"},
+		{"kubeconfig without the context", []string{"--target", "kube", "--kubeconfig", kc}, "context was not found for specified context: none"},
 		{"missing kubeconfig", []string{"--target", "kube", "--kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
 		{"etcd sabotage", []string{"--target", "kube", "--sabotage", "drop-event"}, "not a mode of --target kube"},
 		{"fixture options on an external server", []string{"--target", "kube", "--server", "https://a:1", "--insecure-skip-tls-verify", "--watch-cache=false"}, "not with --fixture external"},
@@ -106,23 +106,7 @@ func TestKubeRunEndToEnd(t *testing.T) {
 	})
 
 	t.Run("external kubeconfig", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion})
-		if err != nil {
-			t.Fatal(err)
-		}
-		kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: t.TempDir(),
-			Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: binaries.DefaultEtcdVersion},
-			APIServers: kubeapiserver.Config{Binary: kubeBin}})
-		t.Cleanup(func() { fx.Stop() })
-		if err := fx.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		fx := startKubeServer(t)
 		out := filepath.Join(t.TempDir(), "run")
 		res := vigil(t, 3*time.Minute, "run", "--target", "kube", "--kubeconfig", fx.Servers().Kubeconfig(), "--duration", "6s", "--out", out)
 		if res.code != 0 {
@@ -174,4 +158,29 @@ func TestKubeRunEndToEnd(t *testing.T) {
 			t.Fatalf("result after SIGINT: %s %q", r.Verdict, r.Reason)
 		}
 	})
+}
+
+// startKubeServer starts one kube-apiserver over one etcd member, for the
+// tests of a Kubernetes API server vigil only connects to; it is stopped
+// after the test.
+func startKubeServer(t *testing.T) *kubeapiserver.Fixture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: t.TempDir(),
+		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: binaries.DefaultEtcdVersion},
+		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: 1}})
+	t.Cleanup(func() { fx.Stop() })
+	if err := fx.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return fx
 }
