@@ -112,37 +112,37 @@ func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
 			return Report{}, fmt.Errorf("the self-test needs a history every check passes; %s says %s (%s)", r.Name, r.Verdict, r.Reason)
 		}
 	}
-	all := checkers.ForHistory(h)
+	registry := checkers.ForHistory(h)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5e1f7e57))
 	rep := Report{ByCheck: map[string]int{}}
 	for _, k := range kinds {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, k.Name) {
 			continue
 		}
+		// The checks with this kind's owner first.
+		all := slices.Clone(registry)
+		if i := slices.IndexFunc(all, func(c check.Check) bool { return c.Name == k.Owner }); i > 0 {
+			owner := all[i]
+			all = slices.Insert(slices.Delete(all, i, i+1), 0, owner)
+		}
 		sites := k.sites(h)
 		kr := KindResult{Kind: k.Name, Owner: k.Owner, Sites: len(sites)}
 		for _, i := range pick(rng, len(sites), cfg.PerKind) {
 			c := clone(h)
 			t := Trial{Kind: k.Name, Owner: k.Owner, What: k.apply(c, sites[i])}
-			judge := func(keep func(check.Check) bool) {
-				for _, ch := range all {
-					if !keep(ch) {
-						continue
-					}
-					switch r := check.Run(ch, c, cfg.Checks); {
-					case r.Verdict == check.Fail && r.Should:
-						t.Warned = append(t.Warned, r.Name)
-					case r.Verdict == check.Fail:
-						t.Failed = append(t.Failed, r.Name)
-						rep.ByCheck[r.Name]++
-					}
+			// The owner first (all is ordered so); the others only when
+			// it missed, or when every check is to judge.
+			for i, ch := range all {
+				if i > 0 && t.ByOwner() && !cfg.AllChecks {
+					break
 				}
-			}
-			isOwner := func(ch check.Check) bool { return ch.Name == k.Owner }
-			if cfg.AllChecks {
-				judge(func(check.Check) bool { return true })
-			} else if judge(isOwner); !t.ByOwner() {
-				judge(func(ch check.Check) bool { return !isOwner(ch) })
+				switch r := check.Run(ch, c, cfg.Checks); {
+				case r.Verdict == check.Fail && r.Should:
+					t.Warned = append(t.Warned, r.Name)
+				case r.Verdict == check.Fail:
+					t.Failed = append(t.Failed, r.Name)
+					rep.ByCheck[r.Name]++
+				}
 			}
 			kr.Tried++
 			if t.Caught() {

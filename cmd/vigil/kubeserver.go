@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	flag "github.com/spf13/pflag"
@@ -57,7 +58,7 @@ func (k *kubeServer) config() (*kube.Config, error) {
 		}
 		return &kube.Config{Server: k.server, Token: k.token, CAFile: k.caFile, Insecure: k.insecure}, nil
 	case k.kubeconfig != "" || k.context != "" || k.inCluster:
-		cfg, err := kube.Kubeconfig{Paths: kube.SplitPaths(k.kubeconfig), Context: k.context, InCluster: k.inCluster}.Load()
+		cfg, err := kube.Kubeconfig{Paths: filepath.SplitList(k.kubeconfig), Context: k.context, InCluster: k.inCluster}.Load()
 		if err != nil {
 			return nil, usageError("kubeconfig: %v", err)
 		}

@@ -35,8 +35,9 @@ type runFlags struct {
 	startTimeout, linTimeout, faultInterval, maxUnavailable                    time.Duration
 	workload                                                                   suites.WorkloadConfig
 	schedule                                                                   chaos.Schedule
-	kube                                                                       kubeFlags    // --target kube (runkube.go)
-	etcdSec                                                                    etcdSecurity // --endpoints over TLS, with auth (etcdsec.go)
+	kube                                                                       kubeFlags         // --target kube (runkube.go)
+	etcdSec                                                                    etcdSecurity      // --endpoints over TLS, with auth (etcdsec.go)
+	security                                                                   fixtures.Security // etcdSec resolved, for --fixture external
 	settings                                                                   fixtures.EtcdSettings
 	conform, compress, keepData                                                bool
 	command                                                                    string            // --fixture command
@@ -188,6 +189,9 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	if f.fixture == "external" {
+		f.security = f.etcdSec.security(f.kube.insecure)
+	}
 	f.set = set
 	return set, nil
 }
@@ -264,11 +268,7 @@ func runEtcdOrKube(f *runFlags, set map[string]string) (int, error) {
 		}
 	}
 
-	var sec fixtures.Security
-	if f.fixture == "external" {
-		sec = f.etcdSec.security(f.kube.insecure)
-	}
-	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set), Security: sec,
+	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set), Security: f.security,
 		Workload: f.workload, Checks: f.checkConfig(), Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
 		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
 	if err != nil {
@@ -365,7 +365,7 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 	switch f.fixture {
 	case "external":
 		return external.New(external.Config{Endpoints: strings.Split(f.endpoints, ","),
-			Security: f.etcdSec.security(f.kube.insecure)}), nil
+			Security: f.security}), nil
 	case "kine":
 		return f.kine.newKine(ctx, f.out, net)
 	case "command":

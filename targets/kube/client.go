@@ -111,9 +111,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "vigil"
 	}
-	tlsCfg, err := tlsConfig(cfg)
+	var tlsCfg *tls.Config
 	if cfg.Rest != nil {
 		tlsCfg, err = rest.TLSConfigFor(cfg.Rest)
+	} else {
+		tlsCfg, err = tlsConfig(cfg)
 	}
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -319,7 +320,7 @@ contexts:
   context: {cluster: other, user: admin}
 current-context: late
 `)
-	merged, err := Kubeconfig{Paths: SplitPaths(q + ":" + p)}.Load()
+	merged, err := Kubeconfig{Paths: filepath.SplitList(q + ":" + p)}.Load()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(merged.Server).To(Equal("https://10.0.0.1:6443"))
 	g.Expect(merged.Rest.BearerTokenFile).To(Equal(dir + "/tok"))

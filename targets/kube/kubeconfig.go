@@ -2,7 +2,6 @@ package kube
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -57,6 +56,3 @@ func FromRest(rc *rest.Config) Config {
 	}
 	return Config{Server: strings.TrimSuffix(server, "/"), Rest: rc}
 }
-
-// SplitPaths splits a list of kubeconfig files as $KUBECONFIG writes it.
-func SplitPaths(list string) []string { return filepath.SplitList(list) }
