@@ -43,6 +43,18 @@ func (s Schedule) NeedsLinks() bool {
 	return false
 }
 
+// NeedsPeerLinks reports whether any step acts on the links between
+// members (partitions, peer latency), which vigil's proxies attribute to
+// a member by the HTTP headers of its peer connections.
+func (s Schedule) NeedsPeerLinks() bool {
+	for _, st := range s.Steps {
+		if inj, ok := Lookup(st.Fault); ok && inj.Needs().Links && inj.Needs().Peers {
+			return true
+		}
+	}
+	return false
+}
+
 // healMargin keeps the last fault healed this long before the workload
 // ends, so the cluster is whole again for the final phase.
 const healMargin = 2 * time.Second

@@ -11,6 +11,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
@@ -25,6 +26,7 @@ type conformFlags struct {
 	list                                        bool
 	kine                                        kineFlags
 	kube                                        conformKube
+	etcdSec                                     etcdSecurity // --endpoints over TLS, with auth
 }
 
 // cmdConform is `vigil conform`: the deterministic probes against a
@@ -36,6 +38,7 @@ func cmdConform(fs *flag.FlagSet) action {
 	fs.StringVar(&o.fixture, "fixture", "process", "--target etcd, when no --endpoints are given: what vigil starts to probe: process (etcd), kine, or command (your server, from --command)")
 	fs.StringVar(&o.command, "command", "", "--fixture command: your etcd-API server's command line, with {client_port} (and optionally {data_dir})")
 	o.kine.define(fs)
+	o.etcdSec.define(fs)
 	fs.StringVar(&o.limits, "limitations", "", "whose documented departures from etcd to report as documented limitations rather than failures: none or kine (default kine with --fixture kine, else none)")
 	fs.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
 	fs.StringVar(&o.reference, "reference", "default", "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
@@ -58,7 +61,7 @@ func (o *conformFlags) run(fs *flag.FlagSet) (int, error) {
 	var probes []conformance.Info
 	switch o.target {
 	case "etcd":
-		for _, f := range []string{"server", "token", "ca-file", "insecure-skip-tls-verify", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource"} {
+		for _, f := range []string{"server", "token", "ca-file", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource"} {
 			if set[f] {
 				return exitSetup, usageError("--%s goes with --target kube", f)
 			}
@@ -76,11 +79,16 @@ func (o *conformFlags) run(fs *flag.FlagSet) (int, error) {
 			return exitSetup, usageError("--limitations %q: want none or kine", o.limits)
 		case o.fixture != "kine" && (set["kine-version"] || set["kine-binary"] || set["kine-backend"]):
 			return exitSetup, usageError("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+		case o.endpoints == "" && (o.etcdSec.given() || set["insecure-skip-tls-verify"]):
+			return exitSetup, usageError("--cacert, --cert, --key, --user, --password and --insecure-skip-tls-verify reach a server you run: they go with --endpoints")
 		}
 		for _, p := range conformance.EtcdProbes() {
 			probes = append(probes, p.Info)
 		}
 	case "kube":
+		if o.etcdSec.given() {
+			return exitSetup, usageError("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
+		}
 		if set["endpoints"] {
 			return exitSetup, usageError("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
 		}
@@ -135,7 +143,8 @@ func (o *conformFlags) run(fs *flag.FlagSet) (int, error) {
 				o.reference = binaries.DefaultEtcdVersion
 			}
 		}
-		target, startRef, err = etcdServers(ctx, o.out, o.endpoints, start, o.reference, onlyList)
+		sec := o.etcdSec.security(o.kube.insecure)
+		target, startRef, err = etcdServers(ctx, o.out, o.endpoints, sec, start, o.reference, onlyList)
 	}
 	if err != nil {
 		return exitSetup, setupError(err)
@@ -216,10 +225,11 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 // etcdServers is the etcd target (the server start starts if no endpoints
 // are given) and, unless reference is none, how to start the reference
 // etcd: the target's reported version by default.
-func etcdServers(ctx context.Context, out, endpoints string, start func(dir string) ([]string, string, func(), error), reference string, only []string) (probed, func() (probed, error), error) {
-	probesAt := func(eps []string) func(context.Context) ([]conformance.Result, error) {
+// sec reaches the target at endpoints; the servers vigil starts need none.
+func etcdServers(ctx context.Context, out, endpoints string, sec fixtures.Security, start func(dir string) ([]string, string, func(), error), reference string, only []string) (probed, func() (probed, error), error) {
+	probesAt := func(eps []string, sec fixtures.Security) func(context.Context) ([]conformance.Result, error) {
 		return func(ctx context.Context) ([]conformance.Result, error) {
-			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only}, conformance.EtcdProbes())
+			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec}, conformance.EtcdProbes())
 		}
 	}
 	eps := strings.Split(endpoints, ",")
@@ -231,7 +241,7 @@ func etcdServers(ctx context.Context, out, endpoints string, start func(dir stri
 			return probed{}, nil, err
 		}
 	}
-	target.run = probesAt(eps)
+	target.run = probesAt(eps, sec)
 	if reference == "none" {
 		return target, nil, nil
 	}
@@ -239,7 +249,7 @@ func etcdServers(ctx context.Context, out, endpoints string, start func(dir stri
 		v := reference
 		if v == "default" {
 			v = binaries.DefaultEtcdVersion
-			if reported := conformance.ServerVersion(ctx, eps[0]); reported != "" {
+			if reported := conformance.ServerVersion(ctx, eps[0], sec); reported != "" {
 				v = "v" + strings.TrimPrefix(reported, "v")
 			}
 		}
@@ -247,7 +257,7 @@ func etcdServers(ctx context.Context, out, endpoints string, start func(dir stri
 		if err != nil {
 			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err)
 		}
-		return probed{name: "etcd " + v + " started by vigil", run: probesAt(refEps), stop: stop}, nil
+		return probed{name: "etcd " + v + " started by vigil", run: probesAt(refEps, fixtures.Security{}), stop: stop}, nil
 	}, nil
 }
 

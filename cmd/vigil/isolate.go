@@ -22,7 +22,7 @@ func addProbes(r *reports.Result) {
 // conformFirst runs the etcd probes against a run's cluster before its
 // workload (vigil run --conform); false when a probe failed.
 func conformFirst(ctx context.Context, f *runFlags, endpoints []string) (bool, error) {
-	res, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: endpoints[:1]}, conformance.EtcdProbes())
+	res, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: endpoints[:1], Security: f.security}, conformance.EtcdProbes())
 	if err != nil {
 		return false, err
 	}
@@ -37,7 +37,7 @@ func conformFirst(ctx context.Context, f *runFlags, endpoints []string) (bool, e
 		return false, nil
 	}
 	// The probes compacted the store; the run starts above all they did.
-	head, err := conformance.HeadRevision(ctx, endpoints[0])
+	head, err := conformance.HeadRevision(ctx, endpoints[0], f.security)
 	if err != nil {
 		return false, err
 	}

@@ -39,7 +39,7 @@ type runFlags struct {
 	etcdSec                                                                    etcdSecurity      // --endpoints over TLS, with auth (etcdsec.go)
 	security                                                                   fixtures.Security // etcdSec resolved, for --fixture external
 	settings                                                                   fixtures.EtcdSettings
-	conform, compress, keepData                                                bool
+	conform, compress, keepData, tls, auth                                     bool
 	command                                                                    string            // --fixture command
 	kine                                                                       kineFlags         // --fixture kine (kine.go)
 	set                                                                        map[string]string // the flags given, as resolve returns them
@@ -81,6 +81,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&f.maxUnavailable, "max-unavailable", check.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	f.kube.define(fs)
 	f.etcdSec.define(fs)
+	fs.BoolVar(&f.tls, "tls", false, "the process fixture's members speak TLS on client and peer links and require client certificates, from a CA made for the run (under <out>/tls)")
+	fs.BoolVar(&f.auth, "auth", false, "the process fixture's cluster has etcd's authentication on: user root, a password made for the run (<out>/tls/etcdctl.env says how to reach the cluster)")
 	f.kine.define(fs)
 	fs.StringVar(&f.command, "command", "", "--fixture command: the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
 	return f
@@ -116,7 +118,10 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 		return nil, usageError("--fixture %s runs one process; --members %d does not apply", f.fixture, f.members)
 	case f.target == "etcd" && f.etcdSec.given() && f.fixture != "external":
 		return nil, usageError("--cacert, --cert, --key, --user and --password reach a cluster you run (--endpoints); " +
-			"the clusters vigil starts speak plain http without auth")
+			"for TLS and auth in the cluster vigil starts, give --tls and --auth")
+	case (f.tls || f.auth) && (f.target != "etcd" || f.fixture != "process"):
+		return nil, usageError("--tls and --auth set up the etcd cluster of the process fixture (--target etcd --fixture process); " +
+			"for your own cluster give --endpoints with --cacert, --cert, --key, --user and --password")
 	case f.fixture == "external" && f.endpoints == "":
 		return nil, usageError("--fixture external needs --endpoints host:port[,host:port...]")
 	case f.fixture != "external" && f.fixture != "kine" && f.fixture != "command" && f.members != 1 && f.members != 3 && f.members != 5:
@@ -169,6 +174,11 @@ func (f *runFlags) resolve(fs *flag.FlagSet) (map[string]string, error) {
 		if len(f.schedule.Steps) == 0 {
 			return nil, usageError("--duration %s leaves no room for a fault every %s; lengthen the run or shorten --fault-interval", f.workload.Duration, f.faultInterval)
 		}
+	}
+	if f.tls && f.schedule.NeedsPeerLinks() && f.net != "netns" {
+		// The proxies tell which member opened a peer connection by its
+		// HTTP headers, which TLS hides; namespaces tell by address.
+		return nil, usageError("faults on the links between members over --tls need --net netns (partitions): vigil's proxies cannot see which member opened a TLS peer connection")
 	}
 	if f.schedule.NeedsFailpoints() && !f.failpoints {
 		f.failpoints = true
@@ -260,6 +270,9 @@ func runEtcdOrKube(f *runFlags, set map[string]string) (int, error) {
 	cancel()
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
+	}
+	if c, ok := fx.(*etcdproc.Cluster); ok && (f.tls || f.auth) {
+		f.security = c.Security()
 	}
 	fmt.Fprintf(os.Stderr, "cluster up: %s; running the workload for %s\n", strings.Join(fx.Endpoints(), ","), f.workload.Duration)
 	if f.conform {
@@ -390,7 +403,8 @@ func newFixture(ctx context.Context, f *runFlags, net fixtures.Network) (fixture
 	if f.fixture == "docker" {
 		return newDockerFixture(f, bin, ver)
 	}
-	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver, Failpoints: f.failpoints, Settings: f.settings}
+	cfg := etcdproc.Config{Binary: bin, Members: f.members, Dir: f.out, Version: ver, Failpoints: f.failpoints, Settings: f.settings,
+		TLS: f.tls, Auth: f.auth}
 	if net != nil {
 		cfg.Network = net
 	}

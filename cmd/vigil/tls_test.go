@@ -2,28 +2,24 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/client/pkg/v3/transport"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
-	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/pki"
+	"github.com/vigil-suite/vigil/history"
 )
 
-// An etcd that speaks only TLS on its client port and has auth on: vigil
-// reaches it with --cacert, --user and --password (or etcdctl's
-// environment variables) and the run passes; the wrong CA or the wrong
-// password is a setup error (exit 3) that names what to check, and no
-// password is written to the run's files.
+// vigil's own 3-member cluster with TLS on client and peer links, client
+// certificates required and auth on: vigil reaches it with --cacert,
+// --cert, --key, --user and --password (or etcdctl's environment
+// variables, as <out>/tls/etcdctl.env exports them) and the run passes;
+// the wrong CA or the wrong password is a setup error (exit 3) that names
+// what to check, and no password is written to the run's files.
 func TestTLSAndAuth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real etcd")
@@ -35,79 +31,27 @@ func TestTLSAndAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	ports, err := fixtures.FreePorts(2)
+	cluster := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: filepath.Join(dir, "cluster"), TLS: true, Auth: true})
+	t.Cleanup(func() { cluster.Stop() })
+	if err := cluster.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sec := cluster.Security()
+	stranger, err := pki.Generate(filepath.Join(dir, "other-ca"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// SelfCert takes host:port and puts the host in the certificate.
-	host := []string{fmt.Sprintf("127.0.0.1:%d", ports[0])}
-	certs, err := transport.SelfCert(zap.NewNop(), filepath.Join(dir, "certs"), host, 1)
-	if err != nil {
-		t.Fatal(err)
+	env := readEnvFile(t, filepath.Join(dir, "cluster", "tls", etcdproc.EnvFile))
+	if env["ETCDCTL_PASSWORD"] != sec.Password || env["ETCDCTL_CACERT"] != sec.CACert || env["ETCDCTL_USER"] != "root" {
+		t.Fatalf("%s does not say how to reach the cluster: %v", etcdproc.EnvFile, env)
 	}
-	stranger, err := transport.SelfCert(zap.NewNop(), filepath.Join(dir, "other-ca"), host, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, peer := fmt.Sprintf("https://127.0.0.1:%d", ports[0]), fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	etcd := exec.Command(bin, "--name", "tls0", "--data-dir", filepath.Join(dir, "data"),
-		"--listen-client-urls", client, "--advertise-client-urls", client,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "tls0="+peer,
-		"--cert-file", certs.CertFile, "--key-file", certs.KeyFile)
-	etcd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	logf, err := os.Create(filepath.Join(dir, "etcd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	etcd.Stdout, etcd.Stderr = logf, logf
-	if err := etcd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-etcd.Process.Pid, syscall.SIGKILL)
-		etcd.Wait()
-	})
+	certs := []string{"--cacert", sec.CACert, "--cert", sec.Cert, "--key", sec.Key}
 
-	// Turn auth on, over TLS.
-	tc, err := transport.TLSInfo{TrustedCAFile: certs.CertFile}.ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, TLS: tc, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	for i := 0; ; i++ {
-		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := cli.Status(sctx, client)
-		scancel()
-		if err == nil {
-			break
-		}
-		if i == 30 {
-			b, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
-			t.Fatalf("the TLS etcd did not come up: %v\n%s", err, b[max(0, len(b)-3000):])
-		}
-		time.Sleep(time.Second)
-	}
-	for _, step := range []func() error{
-		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
-		func() error { _, err := cli.UserAdd(ctx, "root", "s3cret"); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := cli.AuthEnable(ctx); return err },
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	endpoint := strings.TrimPrefix(client, "https://")
+	endpoint := strings.TrimPrefix(cluster.Endpoints()[0], "https://")
 	t.Run("right CA and password", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "run")
-		res := vigil(t, 5*time.Minute, "run", "--endpoints", endpoint, "--cacert", certs.CertFile, "--user", "root",
-			"--password", "s3cret", "--duration", "5s", "--out", out)
+		res := vigil(t, 5*time.Minute, append(certs, "run", "--endpoints", strings.Join(cluster.Endpoints(), ","), "--user", "root",
+			"--password", sec.Password, "--duration", "5s", "--out", out)...)
 		if res.code != 0 {
 			t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 		}
@@ -116,10 +60,20 @@ func TestTLSAndAuth(t *testing.T) {
 			t.Errorf("result.json keeps the password: %v", r.Flags)
 		}
 	})
+	t.Run("conformance probes", func(t *testing.T) {
+		res := vigil(t, 5*time.Minute, append(certs, "conform", "--endpoints", endpoint, "--user", "root", "--password", sec.Password,
+			"--reference", "none", "--only", "kv/,watch/", "--out", filepath.Join(t.TempDir(), "conform"))...)
+		if res.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+		}
+	})
 	t.Run("etcdctl's environment variables", func(t *testing.T) {
-		t.Setenv("ETCDCTL_CACERT", certs.CertFile)
-		t.Setenv("ETCDCTL_USER", "root:s3cret")
-		res := vigil(t, 5*time.Minute, "run", "--endpoints", endpoint, "--duration", "3s", "--out", filepath.Join(t.TempDir(), "run"))
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		t.Setenv("ETCDCTL_PASSWORD", "")
+		t.Setenv("ETCDCTL_USER", "root:"+sec.Password)
+		res := vigil(t, 5*time.Minute, "run", "--endpoints", env["ETCDCTL_ENDPOINTS"], "--duration", "3s", "--out", filepath.Join(t.TempDir(), "run"))
 		if res.code != 0 {
 			t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 		}
@@ -129,9 +83,9 @@ func TestTLSAndAuth(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"wrong CA", []string{"--cacert", stranger.CertFile, "--user", "root", "--password", "s3cret"}, "check --cacert"},
-		{"wrong password", []string{"--cacert", certs.CertFile, "--user", "root", "--password", "nope"}, "check --user and --password"},
-		{"no user", []string{"--cacert", certs.CertFile}, "give --user and --password"},
+		{"wrong CA", []string{"--cacert", stranger.CA, "--cert", sec.Cert, "--key", sec.Key, "--user", "root", "--password", sec.Password}, "check --cacert"},
+		{"wrong password", append(certs, "--user", "root", "--password", "nope"), "check --user and --password"},
+		{"no client certificate", []string{"--cacert", sec.CACert, "--user", "root", "--password", sec.Password}, "give --cert and --key"},
 		{"plain http to a TLS port", []string{"--endpoints", "http://" + endpoint}, "speaks TLS: give it as https://"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -141,5 +95,70 @@ func TestTLSAndAuth(t *testing.T) {
 				t.Fatalf("exit %d, want 3 and %q\n%s%s", res.code, c.want, res.stdout, res.stderr)
 			}
 		})
+	}
+}
+
+// readEnvFile reads the export lines of an etcdctl.env.
+func readEnvFile(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if !ok {
+			t.Fatalf("%s: %q is not an export", path, line)
+		}
+		env[k] = strings.Trim(v, "'")
+	}
+	return env
+}
+
+// vigil run --tls --auth: the whole run, faults included, over TLS with
+// auth on (as root, partitions through network namespaces; else the
+// client-link faults of the proxies) passes, and its history names https
+// endpoints. With peer-link faults on the proxies it is refused: they
+// cannot tell which member opened a TLS connection.
+func TestRunOwnClusterOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real etcd")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"run", "--tls", "--auth", "--members", "3", "--duration", "20s", "--fault-interval", "4s", "--out", out, "--seed", "3"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--net", "netns", "--faults", "isolate-leader,kill-follower,restart-leader,member-replace")
+	} else {
+		args = append(args, "--faults", "watch-drop,client-reset,kill-leader,member-replace")
+	}
+	res := vigil(t, 8*time.Minute, args...)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	h, err := history.Load(filepath.Join(out, history.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eps := h.Meta.Target.Endpoints; len(eps) != 3 || !strings.HasPrefix(eps[0], "https://") {
+		t.Errorf("the history's endpoints are not TLS: %v", eps)
+	}
+	injected := 0
+	for _, f := range h.Faults {
+		if e := f.Details["error"] + f.Details["heal_error"]; e != "" {
+			t.Errorf("fault %s: %s", f.Name, e)
+		}
+		injected++
+	}
+	if injected < 3 {
+		t.Errorf("%d faults injected, want at least 3\n%s", injected, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "tls", etcdproc.EnvFile)); err != nil {
+		t.Error(err)
+	}
+
+	res = vigil(t, time.Minute, "run", "--tls", "--faults", "latency", "--duration", "20s", "--out", filepath.Join(t.TempDir(), "run"))
+	if res.code != 3 || !strings.Contains(res.stderr, "need --net netns") {
+		t.Errorf("peer-link faults over TLS on the proxies: exit %d, want 3 naming --net netns\n%s", res.code, res.stderr)
 	}
 }

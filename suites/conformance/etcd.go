@@ -13,6 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+
+	"github.com/vigil-suite/vigil/fixtures"
 )
 
 // EtcdProbe is one behaviour of the etcd v3 API.
@@ -37,6 +39,8 @@ type EtcdConfig struct {
 	// DialOptions are added to every probe's client (tests put a
 	// corrupting interceptor there).
 	DialOptions []grpc.DialOption
+	// Security is how to reach a server with TLS or auth on.
+	Security fixtures.Security
 }
 
 // P is what a probe runs with: its own key prefix, a recorded client, and
@@ -88,7 +92,7 @@ func RunEtcdProbes(ctx context.Context, cfg EtcdConfig, probes []EtcdProbe) ([]R
 	}
 	version := cfg.Version
 	if version == "" {
-		version = ServerVersion(ctx, cfg.Endpoints[0])
+		version = ServerVersion(ctx, cfg.Endpoints[0], cfg.Security)
 	}
 	run := fmt.Sprintf("/vigil-conform/%x/", time.Now().UnixNano())
 	var out []Result
@@ -122,8 +126,7 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	prefix := run + strings.ReplaceAll(pr.Name, "/", "_") + "/"
 	pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints[:1], DialTimeout: 3 * time.Second,
-		Logger: zap.NewNop(), DialOptions: rec.dialOptions(cfg.DialOptions...)})
+	cli, err := dial(cfg.Endpoints[0], cfg.Security, rec.dialOptions(cfg.DialOptions...)...)
 	if err != nil {
 		res.Verdict, res.Reason = Error, "cannot reach the server: "+err.Error()
 		return res
@@ -131,7 +134,7 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	defer cli.Close()
 	// The base revision is read outside the transcript: it is the origin
 	// of every relative revision in it.
-	plain, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints[:1], DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	plain, err := dial(cfg.Endpoints[0], cfg.Security)
 	if err != nil {
 		res.Verdict, res.Reason = Error, "cannot reach the server: "+err.Error()
 		return res
@@ -171,9 +174,23 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	return res
 }
 
+// dial is a client of the server at endpoint, reached as sec says.
+func dial(endpoint string, sec fixtures.Security, opts ...grpc.DialOption) (*clientv3.Client, error) {
+	cfg, err := sec.ClientConfig(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 3 * time.Second,
+		Logger: zap.NewNop(), DialOptions: opts}, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, sec.Explain(err)
+	}
+	return cli, nil
+}
+
 // ServerVersion asks the server its version; "" if it does not say.
-func ServerVersion(ctx context.Context, endpoint string) string {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+func ServerVersion(ctx context.Context, endpoint string, sec fixtures.Security) string {
+	cli, err := dial(endpoint, sec)
 	if err != nil {
 		return ""
 	}
@@ -209,8 +226,8 @@ func splitComma(s string) []string {
 }
 
 // HeadRevision reads the server's current store revision.
-func HeadRevision(ctx context.Context, endpoint string) (int64, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+func HeadRevision(ctx context.Context, endpoint string, sec fixtures.Security) (int64, error) {
+	cli, err := dial(endpoint, sec)
 	if err != nil {
 		return 0, err
 	}
