@@ -130,6 +130,29 @@ correct answer. Exits 1 when a miss has no argument.`,
   vigil bugs run                                    # the whole matrix`,
 	}, cmdBugsRun)
 
+	matrixCmd := &cobra.Command{Use: "matrix", Short: "many runs as one: the product of axes (versions × faults × seeds ...), here or on Kubernetes"}
+	root.AddCommand(matrixCmd)
+	addTo(matrixCmd, &cobra.Command{
+		Use:   "run SPEC",
+		Short: "run every cell of a matrix spec on this machine (or print the Kubernetes Job that does)",
+		Args:  cobra.ExactArgs(1),
+		Example: `  vigil matrix run docs/examples/nightly.yaml --out runs/nightly --parallel 2
+  vigil matrix run docs/examples/nightly.yaml --out runs/nightly      # again: resumes
+  vigil matrix run docs/examples/nightly.yaml --emit kubernetes | kubectl apply -f -`,
+	}, cmdMatrixRun)
+	addTo(matrixCmd, &cobra.Command{
+		Use:     "cell",
+		Short:   "run one cell of a matrix (the entry point of the Indexed Job's pods)",
+		Args:    cobra.NoArgs,
+		Example: `  JOB_COMPLETION_INDEX=3 vigil matrix cell --spec nightly.yaml --out /results`,
+	}, cmdMatrixCell)
+	addTo(matrixCmd, &cobra.Command{
+		Use:     "merge DIR...",
+		Short:   "merge the cells run anywhere (machines, pods) into one matrix",
+		Args:    cobra.MinimumNArgs(1),
+		Example: `  vigil matrix merge --out runs/nightly results-a results-b`,
+	}, cmdMatrixMerge)
+
 	add(&cobra.Command{
 		Use:   "cleanup [DIR...]",
 		Short: "remove what interrupted or killed runs left behind",
@@ -173,7 +196,7 @@ var runFlagGroups = []struct {
 	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "clients", "rate", "keys", "watchers",
 		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform", "compress", "keep-data"}},
 	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",
-		"compaction-batch-limit", "watch-progress-notify-interval"}},
+		"compaction-batch-limit", "watch-progress-notify-interval", "tls", "auth", "cacert", "cert", "key", "user", "password"}},
 	{"Kubernetes (--target kube)", []string{"store", "apiservers", "kube-version", "kube-apiserver-binary", "feature-gates",
 		"kube-compaction-interval", "server", "token", "ca-file",
 		"insecure-skip-tls-verify", "kubeconfig", "context", "in-cluster", "watch-cache", "resource"}},
