@@ -40,7 +40,7 @@ code { background: #f4f4f4; padding: 0 3px; }
 `))
 
 type htmlCell struct {
-	Index                     int
+	Index                    int
 	Class, Word, Title, Href string
 }
 

@@ -243,7 +243,7 @@ func (s *Spec) Cell(i int) ([]Param, error) {
 
 // Args is the vigil run command line of a cell (without --out): the run
 // flags, then the cell's values. An empty value leaves its flag out (an
-// axis "faults: ['', kill-leader]" has a cell without faults).
+// axis "faults: [”, kill-leader]" has a cell without faults).
 func (s *Spec) Args(params []Param) []string {
 	args := []string{"run"}
 	for _, k := range slices.Sorted(mapKeys(s.Run)) {
