@@ -1,7 +1,7 @@
 # vigil: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: vigil run test bench vet clean conform bugs kine sweep selftest image
+.PHONY: vigil run test bench vet clean conform bugs kine sweep selftest image image-matrix matrix
 
 vigil:
 	$(GO) build -o vigil ./cmd/vigil
@@ -74,6 +74,22 @@ image:
 	CGO_ENABLED=0 $(GO) build -trimpath -o build/image/vigil ./cmd/vigil
 	cp Dockerfile build/image/
 	docker build -t $(IMAGE):latest -t $(IMAGE):$$(build/image/vigil version | cut -d' ' -f2) build/image
+
+# The image a matrix's pods run (Dockerfile.matrix): vigil's image plus
+# the etcd releases of ETCD_VERSIONS, built from the Go module proxy.
+ETCD_VERSIONS ?= v3.5.17 v3.6.16
+image-matrix: image vigil
+	rm -rf build/matrix-image && mkdir -p build/matrix-image/bin
+	for v in $(ETCD_VERSIONS); do \
+		p=$$(./vigil build etcd $$v | tail -1) && cp -r "$$(dirname "$$p")" build/matrix-image/bin/ || exit 1; \
+	done
+	cp Dockerfile.matrix build/matrix-image/Dockerfile
+	docker build -t $(IMAGE)-matrix:latest build/matrix-image
+
+# A nightly chaos matrix (docs/examples/nightly.yaml: 2 etcd releases x 3
+# fault mixes x 4 seeds, about 20 minutes); run it again to resume.
+matrix: vigil
+	./vigil matrix run docs/examples/nightly.yaml --out runs/matrix-nightly
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -127,9 +127,13 @@ func ParseSpec(b []byte) (*Spec, error) {
 	if err := yaml.UnmarshalStrict(b, &s); err != nil {
 		return nil, err
 	}
-	if seeds, ok := s.Axes["seed"]; ok && len(seeds) == 1 {
-		// "seed: 4" is seeds 1..4.
-		if n, err := strconv.Atoi(seeds[0]); err == nil && n > 0 && n <= 10000 {
+	// "seed: 4", a number and not a list, is seeds 1..4.
+	var shape struct {
+		Axes map[string]any `json:"axes"`
+	}
+	yaml.Unmarshal(b, &shape)
+	if count, ok := shape.Axes["seed"].(float64); ok {
+		if n := int(count); float64(n) == count && n > 0 && n <= 10000 {
 			s.Axes["seed"] = nil
 			for i := 1; i <= n; i++ {
 				s.Axes["seed"] = append(s.Axes["seed"], strconv.Itoa(i))

@@ -34,6 +34,11 @@ axes:
 	g.Expect(Label(c)).To(Equal("etcd-version=v3.5.17 faults=kill-leader seed=2"))
 	_, err = s.Cell(12)
 	g.Expect(err).To(MatchError(ContainSubstring("cells 0..11")))
+
+	// A list of one seed is that seed, not a count.
+	s, err = ParseSpec([]byte("name: a\naxes: {seed: [7]}"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.Axes["seed"]).To(Equal(Values{"7"}))
 }
 
 func TestSpecErrors(t *testing.T) {

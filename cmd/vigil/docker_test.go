@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/fixtures/containers"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/matrix"
 )
 
 func needDocker(t *testing.T) {
@@ -301,5 +303,51 @@ func TestImage(t *testing.T) {
 	}
 	if r := readResult(t, filepath.Join(runs, "x", "result.json")); !r.SetupFailed {
 		t.Errorf("result.json does not say the setup failed: %+v", r)
+	}
+	t.Run("matrix pod", func(t *testing.T) { testMatrixImage(t, tag) })
+}
+
+// The matrix image (Dockerfile.matrix over the image just built) runs a
+// cell as a pod of the Indexed Job would: the spec mounted, the index in
+// JOB_COMPLETION_INDEX, no network, the result on the results volume.
+func testMatrixImage(t *testing.T, base string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxDir := t.TempDir()
+	bins := filepath.Join(ctxDir, "bin")
+	os.MkdirAll(bins, 0o755)
+	if out, err := exec.Command("cp", "-r", filepath.Dir(bin), bins).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	df, err := os.ReadFile("../../Dockerfile.matrix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	df = []byte(strings.Replace(string(df), "FROM vigil:latest", "FROM "+base, 1))
+	os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), df, 0o644)
+	tag := base + "-matrix"
+	if out, err := exec.Command("docker", "build", "-q", "-t", tag, ctxDir).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	defer exec.Command("docker", "rmi", "-f", tag).Run()
+	specDir, results := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(specDir, "matrix.yaml"), []byte("name: pod\nrun: {members: 1, duration: 5s, watchers: 3, etcd-version: "+
+		binaries.DefaultEtcdVersion+"}\naxes: {seed: [3, 4]}\n"), 0o644)
+	out, err := exec.Command("docker", "run", "--rm", "--network", "none", "-e", "JOB_COMPLETION_INDEX=1",
+		"-v", specDir+":/etc/vigil:ro", "-v", results+":/results", tag,
+		"matrix", "cell", "--spec", "/etc/vigil/matrix.yaml", "--out", "/results").CombinedOutput()
+	if err != nil {
+		t.Fatalf("the cell in the container: %v\n%s", err, out)
+	}
+	c, err := matrix.ReadCell(filepath.Join(results, "cells", matrix.CellDir(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != "pass" || c.Label != "seed=4" {
+		t.Errorf("cell 1 in the container: %s (%s), want pass (seed=4)\n%s", c.Verdict, c.Label, out)
 	}
 }
