@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,7 +135,7 @@ func TestCommentPaths(t *testing.T) {
 			for _, m := range commentPath.FindAllStringSubmatch(comment, -1) {
 				path := m[1]
 				// "fixtures/kubeapiserver.Fixture" names a package's identifier.
-				if dir, ident, ok := strings.Cut(filepath.Base(path), "."); ok && ident != "go" && ident != "md" && ident != "json" {
+				if dir, ident, ok := strings.Cut(filepath.Base(path), "."); ok && !slices.Contains([]string{"go", "md", "json", "png", "yaml", "html"}, ident) {
 					path = filepath.Join(filepath.Dir(path), dir)
 				}
 				if _, err := os.Stat(filepath.Join(root, path)); err != nil {

@@ -1,8 +1,9 @@
 package reports
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,21 +34,18 @@ func WriteVisualization(dir string, results []check.Result) (string, string, err
 		return "", "", nil
 	}
 	path := filepath.Join(dir, VisualizationFile)
-	f, err := os.Create(path)
+	var page bytes.Buffer
+	what, err := draw(&page)
 	if err != nil {
-		return "", "", err
-	}
-	w := bufio.NewWriter(f)
-	what, err := draw(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
 		return "", "", fmt.Errorf("drawing %s: %w", VisualizationFile, err)
+	}
+	// porcupine titles its page for itself; the page says what it shows.
+	title := "vigil: kv/linearizable, " + what
+	b := bytes.Replace(page.Bytes(), []byte("<title>Porcupine</title>"), []byte("<title>"+html.EscapeString(title)+"</title>"), 1)
+	b = bytes.Replace(b, []byte("<body>"), []byte(`<body><p style="font: 14px sans-serif; margin: 8px">`+html.EscapeString(title)+
+		`: one row per client, each bar an operation from call to return, fault intervals on their own row.</p>`), 1)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", "", err
 	}
 	return path, what, nil
 }

@@ -43,6 +43,7 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	if err := os.MkdirAll(out, 0o755); err == nil {
 		writeReports(out, r)
 		writeVisualization(out, results)
+		writePage(out, h, r)
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil
@@ -82,5 +83,26 @@ func writeVisualization(dir string, results []check.Result) {
 		fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
 	case path != "":
 		fmt.Fprintf(os.Stderr, "linearizability view: %s (%s)\n", path, what)
+	}
+}
+
+// cmdReport is `vigil report DIR`: report.html again from a saved run's
+// history and result.json (after vigil check, from DIR/check/result.json).
+func cmdReport(fset *flag.FlagSet) action {
+	return func(pos []string) (int, error) {
+		h, path, err := loadSaved(pos[0])
+		if err != nil {
+			return exitSetup, fmt.Errorf("cannot report: %w", err)
+		}
+		dir := filepath.Dir(path)
+		r, err := reports.ReadJSON(filepath.Join(dir, "result.json"))
+		if err != nil {
+			return exitSetup, fmt.Errorf("cannot report: %w (vigil check %s writes one)", err, dir)
+		}
+		if err := reports.WritePage(dir, h, r); err != nil {
+			return exitSetup, err
+		}
+		fmt.Println(filepath.Join(dir, reports.PageFile))
+		return exitPass, nil
 	}
 }

@@ -300,6 +300,7 @@ func finishRun(f *runFlags, out *suites.Outcome, stopped string) (int, error) {
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
 		writeReports(f.out, r)
 		tidyRun(f, r.Verdict)
+		writePage(f.out, out.History, r)
 		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, f.out)
 		return exitSetup, nil
 	}
@@ -310,12 +311,21 @@ func finishRun(f *runFlags, out *suites.Outcome, stopped string) (int, error) {
 	}
 	writeVisualization(f.out, out.Results)
 	tidyRun(f, r.Verdict)
+	writePage(f.out, out.History, r)
 	reports.Table(os.Stdout, r)
 	if f.sabotage != "" {
 		reportSabotage(f.sabotage, out.History, out.Results)
 	}
-	fmt.Printf("results in %s\n", f.out)
+	fmt.Printf("results in %s (report.html to look at)\n", f.out)
 	return reports.ExitCode(r.Verdict), nil
+}
+
+// writePage writes report.html; a run's verdict does not depend on it,
+// so a failure to draw it is said, not fatal.
+func writePage(dir string, h *history.History, r reports.Result) {
+	if err := reports.WritePage(dir, h, r); err != nil {
+		fmt.Fprintf(os.Stderr, "vigil: writing %s: %v\n", reports.PageFile, err)
+	}
 }
 
 // tidyRun shrinks a finished run's output dir: the history gzipped with

@@ -1,0 +1,225 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// PageFile is the run's report for people: report.html, one
+// self-contained page (styles and plots inline, nothing fetched).
+const PageFile = "report.html"
+
+var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>vigil run {{.Verdict}}: {{.Target}}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1000px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: .6em 0; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f5f5f5; } td.fig { font-size: 12px; color: #555; }
+.v { font-weight: 700; padding: 1px 8px; border-radius: 3px; }
+.pass { background: #c8e6c9; } .fail { background: #ef9a9a; } .warn { background: #ffe082; }
+.unknown { background: #fff59d; } .skipped, .unsupported, .limitation { background: #e0e0e0; } .error { background: #ffcc80; }
+pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: 12px; }
+code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: auto; }
+</style></head><body>
+<h1>vigil run: <span class="v {{.VerdictClass}}">{{.Verdict}}</span></h1>
+<p>{{.Target}} · seed {{.Seed}} · {{.Duration}} of workload · vigil {{.Vigil}}{{if .Started}} · started {{.Started}}{{end}}</p>
+{{if .Reason}}<p><b>{{.Reason}}</b></p>{{end}}
+<p>{{.Stats}}</p>
+<p>Reproduce it: <code>{{.Repro}}</code></p>
+{{if .Flags}}<details><summary>flags of the run</summary><table>{{range .Flags}}<tr><td><code>--{{.Name}}</code></td><td><code>{{.Value}}</code></td></tr>{{end}}</table></details>{{end}}
+
+<h2>Checks</h2>
+<table><tr><th>check</th><th>verdict</th><th>detail</th></tr>
+{{range .Checks}}<tr><td><code>{{.Name}}</code></td><td><span class="v {{.Class}}">{{.Word}}</span></td><td class="fig">{{.Detail}}</td></tr>
+{{end}}</table>
+
+{{if .Findings}}<h2 id="findings">Findings</h2>
+{{range .Findings}}<p id="finding-{{.N}}"><b>{{.N}}. <code>{{.Check}}</code></b>{{if .At}} · at <a href="#plots">{{.At}}</a> in the run (marked <i>finding {{.N}}</i> on the plots){{end}}</p>
+{{end}}<pre>{{.FindingsText}}</pre>{{end}}
+
+<h2 id="plots">Timeline</h2>
+<p>The x axis of every plot is the run's time. Shaded: the faults, each named at its start.{{if .Findings}} Red dashed: the findings' smallest witnesses, at their first record.{{end}}</p>
+{{range .Plots}}<figure>{{.}}</figure>
+{{end}}
+<h2>Files</h2>
+<ul>{{range .Files}}<li><a href="{{.Href}}">{{.Href}}</a>: {{.What}}</li>{{end}}</ul>
+</body></html>
+`))
+
+type pageCheck struct{ Name, Class, Word, Detail string }
+type pageFinding struct {
+	N     int
+	Check string
+	At    string
+}
+type pageFile struct{ Href, What string }
+type pageFlag struct{ Name, Value string }
+
+// WritePage writes report.html for the run in dir from its history and
+// result: the verdict, how to reproduce it, the checks, the findings with
+// their records, and the plots over time with the faults shaded.
+func WritePage(dir string, h *history.History, r Result) error {
+	var markers []Marker
+	var findings []pageFinding
+	for i, f := range r.Findings {
+		if i == maxShownFindings {
+			break
+		}
+		pf := pageFinding{N: i + 1, Check: f.Check}
+		if at, ok := witnessTime(h, f.Witness); ok {
+			pf.At = fmt.Sprintf("%.1f s", at.Seconds())
+			markers = append(markers, Marker{At: at, Label: fmt.Sprintf("finding %d", i+1)})
+		}
+		findings = append(findings, pf)
+	}
+	b := bands{faults: h.Faults, markers: markers}
+	var plots []template.HTML
+	for _, mk := range []func(*history.History, bands) (*plot.Plot, error){latencyPlot, throughputPlot, watchLagPlot} {
+		p, err := mk(h, b)
+		if err != nil {
+			return err
+		}
+		svg, err := svgOf(p)
+		if err != nil {
+			return err
+		}
+		plots = append(plots, template.HTML(svg)) // gonum's SVG output, not user input
+	}
+	var text bytes.Buffer
+	writeFindings(&text, r)
+	var checks []pageCheck
+	for _, c := range r.Checks {
+		word := verdictWord(c)
+		detail := figures(c.Figures)
+		if c.Reason != "" {
+			detail = c.Reason + " " + detail
+		}
+		checks = append(checks, pageCheck{Name: c.Name, Class: strings.ToLower(word), Word: word, Detail: detail})
+	}
+	var flags []pageFlag
+	for _, k := range sortedKeysS(r.Flags) {
+		flags = append(flags, pageFlag{k, r.Flags[k]})
+	}
+	target := r.Target.Kind
+	if r.Target.Version != "" {
+		target += " " + r.Target.Version
+	}
+	if r.Target.Fixture != "" {
+		target += fmt.Sprintf(" (%s fixture, %d member(s))", r.Target.Fixture, max(r.Target.Members, 1))
+	}
+	started := ""
+	if !h.Meta.Started.IsZero() {
+		started = h.Meta.Started.UTC().Format(time.RFC3339)
+	}
+	stats := fmt.Sprintf("%d operations (%d failed), %d watches, %d watch events", r.Stats.Operations, r.Stats.FailedOperations,
+		r.Stats.Watches, r.Stats.WatchEvents)
+	if r.Stats.Kube != nil {
+		stats = r.Stats.Kube.String()
+	}
+	var files []pageFile
+	for _, f := range []pageFile{
+		{"result.json", "every check's verdict, figures and violations (up to the checkers' cap)"},
+		{"history.jsonl", "the recorded history every check read (vigil check re-judges it)"},
+		{"history.jsonl.gz", "the recorded history, gzipped"},
+		{"linearizability.html", "the linearizability view: the operations of the search window on a timeline, one row per client"},
+		{"schedule.json", "the fault schedule, to replay with --schedule"},
+		{"junit.xml", "the checks as JUnit test cases"},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, f.Href)); err == nil {
+			files = append(files, f)
+		}
+	}
+	var out bytes.Buffer
+	err := pageTmpl.Execute(&out, map[string]any{
+		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
+		"Target": target, "Seed": r.Seed, "Duration": fmt.Sprintf("%.0f s", r.DurationS), "Vigil": r.Vigil, "Started": started,
+		"Stats": stats, "Repro": reproCommand(dir, r), "Flags": flags, "Checks": checks, "Findings": findings,
+		"FindingsText": text.String(), "Plots": plots, "Files": files,
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, PageFile), out.Bytes(), 0o644)
+}
+
+// reproCommand is the vigil run command line that replays the run: its
+// flags, the seed, and the saved fault schedule instead of --faults.
+func reproCommand(dir string, r Result) string {
+	_, err := os.Stat(filepath.Join(dir, "schedule.json"))
+	schedule := err == nil
+	parts := []string{"vigil run"}
+	for _, k := range sortedKeysS(r.Flags) {
+		switch {
+		case k == "out" || k == "seed" || k == "password" || k == "token":
+			continue
+		case schedule && (k == "faults" || k == "fault-interval" || k == "schedule"):
+			continue
+		}
+		parts = append(parts, "--"+k+"="+shellQuote(r.Flags[k]))
+	}
+	parts = append(parts, fmt.Sprintf("--seed=%d", r.Seed))
+	if schedule {
+		parts = append(parts, "--schedule="+shellQuote(filepath.Join(dir, "schedule.json")))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// witnessTime is the time of a violation's first record.
+func witnessTime(h *history.History, v check.Violation) (time.Duration, bool) {
+	var times []time.Duration
+	for _, id := range v.Operations {
+		for i := range h.Operations {
+			if h.Operations[i].ID == id {
+				times = append(times, h.Operations[i].Call)
+				break
+			}
+		}
+		for i := range h.KubeOps {
+			if h.KubeOps[i].ID == id {
+				times = append(times, h.KubeOps[i].Call)
+				break
+			}
+		}
+	}
+	for _, e := range v.Events {
+		if w := h.WatchByID(e.Watch); w != nil && e.Response >= 0 && e.Response < len(w.Responses) {
+			times = append(times, w.Responses[e.Response].Time)
+		}
+	}
+	for _, e := range v.KubeEvents {
+		times = append(times, e.Event.Time)
+	}
+	if len(times) == 0 {
+		return 0, false
+	}
+	return slices.Min(times), true
+}
+
+func sortedKeysS(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
