@@ -71,9 +71,9 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 	}, cmdCheck)
 
 	add(&cobra.Command{
-		Use:   "report DIR",
-		Short: "write a saved run's report.html again (plots over time, faults shaded, findings)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "report DIR",
+		Short:   "write a saved run's report.html again (plots over time, faults shaded, findings)",
+		Args:    cobra.ExactArgs(1),
 		Example: "  vigil report runs/20261124-101500-42",
 	}, cmdReport)
 
