@@ -9,8 +9,8 @@ import (
 
 // The grid: one row per combination of every axis but the last, one
 // column per value of the last (the seed, when it is an axis). Each cell
-// links to its run's result.json, or to the cell's log when the run wrote
-// none.
+// links to its run's report.html, else its result.json, else the cell's
+// log (a run that could not start writes neither page).
 var page = template.Must(template.New("matrix").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>vigil matrix {{.Name}}</title>
@@ -106,7 +106,7 @@ func link(dir string, c Cell) string {
 	if c.Dir == "" {
 		return ""
 	}
-	for _, f := range []string{"run/result.json", "vigil.log"} {
+	for _, f := range []string{"run/report.html", "run/result.json", "vigil.log"} {
 		if _, err := os.Stat(filepath.Join(dir, c.Dir, f)); err == nil {
 			return filepath.ToSlash(filepath.Join(c.Dir, f))
 		}

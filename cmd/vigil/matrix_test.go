@@ -29,9 +29,10 @@ func TestMatrixRunResumeMerge(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "tiny.yaml")
 	os.WriteFile(spec, []byte(`name: tiny
-run: {members: 1, duration: 6s, fault-interval: 2s, watchers: 4, clients: 4}
+run: {duration: 6s, fault-interval: 2s, watchers: 4, clients: 4}
 axes:
   faults: ["", kill-leader]
+  members: [1, 2]
   seed: [7]
 `), 0o644)
 	out := filepath.Join(dir, "m")
@@ -44,12 +45,19 @@ axes:
 		t.Fatalf("after --cells 1: %s, %s; want not run, pass", m.Cells[0].Verdict, m.Cells[1].Verdict)
 	}
 	res = vigil(t, 5*time.Minute, "matrix", "run", spec, "--out", out)
-	if res.code != 0 || !strings.Contains(res.stderr, "kept from an earlier run") {
-		t.Fatalf("resume: exit %d, want 0 with the finished cell kept\n%s%s", res.code, res.stdout, res.stderr)
+	if res.code != 3 || !strings.Contains(res.stderr, "kept from an earlier run") {
+		t.Fatalf("resume: exit %d, want 3 (cells that could not run) with the finished cell kept\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	m = readMatrix(t, filepath.Join(out, "matrix.json"))
-	if m.Counts["pass"] != 2 {
-		t.Fatalf("after resuming: %v, want 2 pass", m.Counts)
+	if m.Counts["pass"] != 2 || m.Counts["error"] != 2 {
+		t.Fatalf("after resuming: %v, want 2 pass and 2 error (vigil run refuses --members 2)", m.Counts)
+	}
+	if c := m.Cells[2]; !strings.Contains(c.Reason, "--members 2") {
+		t.Errorf("cell 2's reason does not say why it could not run: %q", c.Reason)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "matrix.html"))
+	if n := strings.Count(string(page), `<td class="v `); n != 4 || !strings.Contains(string(page), "run/report.html") {
+		t.Errorf("matrix.html shows %d cells, want 4 linking to their reports", n)
 	}
 	if res := vigil(t, time.Minute, "matrix", "run", filepath.Join("..", "..", "docs", "examples", "nightly.yaml"), "--out", out); res.code != 3 ||
 		!strings.Contains(res.stderr, "holds another spec") {
@@ -73,7 +81,8 @@ axes:
 	}
 	m = readMatrix(t, filepath.Join(merged, "matrix.json"))
 	for i, c := range m.Cells {
-		if c.Verdict != "pass" || !strings.HasPrefix(c.Dir, "../pod-") {
+		ran := i < 2
+		if ran && (c.Verdict != "pass" || !strings.HasPrefix(c.Dir, "../pod-")) || !ran && c.Verdict != matrix.NotRun {
 			t.Errorf("merged cell %d: %s in %q", i, c.Verdict, c.Dir)
 		}
 	}
