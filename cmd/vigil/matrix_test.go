@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +46,38 @@ axes:
 	if m.Cells[1].Verdict != "pass" || m.Cells[0].Verdict != matrix.NotRun {
 		t.Fatalf("after --cells 1: %s, %s; want not run, pass", m.Cells[0].Verdict, m.Cells[1].Verdict)
 	}
+	// Ctrl-C while cell 0 runs: the cell stops as a run does, stays
+	// undone, and vigil leaves nothing running.
+	cmd := exec.Command(vigilBin, "matrix", "run", spec, "--out", out, "--parallel", "1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runLog := filepath.Join(out, "cells", matrix.CellDir(0), "vigil.log")
+	for i := 0; i < 600; i++ {
+		if b, _ := os.ReadFile(runLog); strings.Contains(string(b), "cluster up") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-waited:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("vigil matrix did not stop within 2 minutes of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 3 {
+		t.Errorf("interrupted: exit %d, want 3", code)
+	}
+	if c, err := matrix.ReadCell(filepath.Dir(runLog)); err != nil || c.Done() {
+		t.Errorf("the interrupted cell 0 counts as done (%v)", err)
+	}
+	if left := processesUsing(out); len(left) > 0 {
+		t.Errorf("still running after the interrupt:\n%s", strings.Join(left, "\n"))
+	}
+
 	res = vigil(t, 5*time.Minute, "matrix", "run", spec, "--out", out)
 	if res.code != 3 || !strings.Contains(res.stderr, "kept from an earlier run") {
 		t.Fatalf("resume: exit %d, want 3 (cells that could not run) with the finished cell kept\n%s%s", res.code, res.stdout, res.stderr)
