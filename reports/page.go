@@ -165,6 +165,8 @@ func reproCommand(dir string, r Result) string {
 		switch {
 		case k == "out" || k == "seed" || k == "password" || k == "token":
 			continue
+		case k == "namespace":
+			continue // a Kubernetes run's own namespace, recorded with its flags; a replay makes a new one
 		case schedule && (k == "faults" || k == "fault-interval" || k == "schedule"):
 			continue
 		}
