@@ -79,6 +79,25 @@ type History struct {
 	kubeWatchIndex map[int64]*KubeWatchStream
 }
 
+// End is the latest time a record of h carries: an answer, a mark, a
+// fault's end. Reports measure the run by it.
+func (h *History) End() time.Duration {
+	var end time.Duration
+	for i := range h.Operations {
+		end = max(end, h.Operations[i].Return)
+	}
+	for i := range h.KubeOps {
+		end = max(end, h.KubeOps[i].Return)
+	}
+	for _, m := range h.Marks {
+		end = max(end, m.Time)
+	}
+	for _, f := range h.Faults {
+		end = max(end, f.End)
+	}
+	return end
+}
+
 // New returns an empty history with the given metadata.
 func New(meta Meta) *History {
 	meta.Format = FormatVersion

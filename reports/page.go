@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,7 +111,7 @@ func WritePage(dir string, h *history.History, r Result) error {
 		checks = append(checks, pageCheck{Name: c.Name, Class: strings.ToLower(word), Word: word, Detail: detail})
 	}
 	var flags []pageFlag
-	for _, k := range sortedKeysS(r.Flags) {
+	for _, k := range slices.Sorted(maps.Keys(r.Flags)) {
 		flags = append(flags, pageFlag{k, r.Flags[k]})
 	}
 	target := r.Target.Kind
@@ -161,7 +162,7 @@ func reproCommand(dir string, r Result) string {
 	_, err := os.Stat(filepath.Join(dir, "schedule.json"))
 	schedule := err == nil
 	parts := []string{"vigil run"}
-	for _, k := range sortedKeysS(r.Flags) {
+	for _, k := range slices.Sorted(maps.Keys(r.Flags)) {
 		switch {
 		case k == "out" || k == "seed" || k == "password" || k == "token":
 			continue
@@ -215,13 +216,4 @@ func witnessTime(h *history.History, v check.Violation) (time.Duration, bool) {
 		return 0, false
 	}
 	return slices.Min(times), true
-}
-
-func sortedKeysS(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -110,21 +111,6 @@ func svgOf(p *plot.Plot) (string, error) {
 	return s, nil
 }
 
-// span is how long the history's records run.
-func span(h *history.History) time.Duration {
-	var end time.Duration
-	for _, o := range h.Operations {
-		end = max(end, o.Return)
-	}
-	for _, o := range h.KubeOps {
-		end = max(end, o.Return)
-	}
-	for _, f := range h.Faults {
-		end = max(end, f.End)
-	}
-	return end
-}
-
 // call is one timed call of either API, as the plots see it.
 type call struct {
 	kind      string
@@ -156,7 +142,7 @@ func calls(h *history.History) []call {
 // latencyPlot: every call's latency at its start, by kind; failed calls
 // in red, writes of unknown outcome in orange.
 func latencyPlot(h *history.History, b bands) (*plot.Plot, error) {
-	p := newPlot("call latency", "latency (ms, log)", span(h), b)
+	p := newPlot("call latency", "latency (ms, log)", h.End(), b)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	byKind := map[string]plotter.XYs{}
@@ -172,7 +158,7 @@ func latencyPlot(h *history.History, b bands) (*plot.Plot, error) {
 			byKind[c.kind] = append(byKind[c.kind], pt)
 		}
 	}
-	kinds := sortedNames(byKind)
+	kinds := slices.Sorted(maps.Keys(byKind))
 	for i, k := range kinds {
 		if err := addScatter(p, byKind[k], k, kindColors[i%len(kindColors)], draw.CircleGlyph{}, 1.2); err != nil {
 			return nil, err
@@ -219,7 +205,7 @@ func perSecond(cs []call, n int, pick func(call) bool) plotter.XYs {
 // throughputPlot: calls per second answered, failed and of unknown
 // outcome; for Kubernetes also the 410s and the lists.
 func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
-	sp := span(h)
+	sp := h.End()
 	p := newPlot("throughput", "calls per second", sp, b)
 	cs := calls(h)
 	n := int(sp/time.Second) + 1
@@ -270,7 +256,7 @@ func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
 // acknowledged has no point); a color per watch; progress notifications
 // as marks on the axis.
 func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
-	p := newPlot("watch delivery lag", "lag (ms)", span(h), b)
+	p := newPlot("watch delivery lag", "lag (ms)", h.End(), b)
 	committed := map[int64]time.Duration{}
 	for _, o := range h.Operations {
 		if o.Response != nil && o.Request.Kind.IsWrite() && o.Response.Revision > 0 {
@@ -347,13 +333,4 @@ func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
 	}
 	p.Title.Text = fmt.Sprintf("watch delivery lag behind the acknowledged write (%d watches with events, a color each)", watchers)
 	return p, nil
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -125,7 +124,7 @@ func verdictWord(c check.Result) string {
 
 func figures(f map[string]float64) string {
 	var parts []string
-	for _, k := range sortedKeys(f) {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
 		parts = append(parts, fmt.Sprintf("%s=%g", k, f[k]))
 	}
 	return strings.Join(parts, " ")
@@ -140,15 +139,6 @@ func excuses(m map[string]int) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // writeViolation prints one violation: its message, then the evidence.

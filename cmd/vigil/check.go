@@ -37,7 +37,7 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	cfg := check.DefaultConfig()
 	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = linTimeout, maxUnavailable
 	results := suites.Check(h, cfg)
-	r := reports.Summarize(h, results, historySpan(h).Seconds())
+	r := reports.Summarize(h, results, h.End().Seconds())
 	addProbes(&r)
 	out := filepath.Join(filepath.Dir(path), "check")
 	if err := os.MkdirAll(out, 0o755); err == nil {
@@ -60,18 +60,6 @@ func loadSaved(path string) (*history.History, string, error) {
 		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
 	}
 	return h, path, err
-}
-
-// historySpan is the time from the first call to the last record.
-func historySpan(h *history.History) time.Duration {
-	var last time.Duration
-	for _, op := range h.Operations {
-		last = max(last, op.Return)
-	}
-	for _, m := range h.Marks {
-		last = max(last, m.Time)
-	}
-	return last
 }
 
 // writeVisualization draws kv/linearizable's view into dir and says where;
