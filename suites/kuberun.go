@@ -81,12 +81,8 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 	if err := cfg.Workload.Validate(); err != nil {
 		return nil, err
 	}
-	if m, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && (!ok || m.Target != sabotage.TargetKube) {
-		return nil, fmt.Errorf("%q is not a sabotage mode of the Kubernetes target; modes: %v", cfg.Sabotage, sabotage.NamesFor(sabotage.TargetKube))
-	} else if ok {
-		if err := m.Fits(cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
-			return nil, err
-		}
+	if err := sabotageFits(cfg.Sabotage, sabotage.TargetKube, cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
+		return nil, err
 	}
 	if cfg.EtcdPrefix == "" {
 		cfg.EtcdPrefix = "/registry"
@@ -176,22 +172,14 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 		}
 	}
 	if len(cfg.Schedule.Steps) > 0 {
-		env := &chaos.Env{Fixture: fx, Rec: rec, Links: cfg.Links}
-		if p, ok := fx.(chaos.Processes); ok {
-			env.Processes = p
-		}
-		if fp, ok := fx.(chaos.Failpoints); ok {
-			env.Failpoints = fp
-		}
-		if m, ok := fx.(chaos.Membership); ok {
-			env.Membership = m
-		}
-		setKubeEnv(env, fx)
+		// The store under the API servers: kine's database server is a
+		// target of the database faults.
+		var store any
 		if s, ok := fx.(interface{ Store() kubeapiserver.Store }); ok {
-			if db, ok := s.Store().(chaos.Database); ok {
-				env.Database = db // kine's database server under the API servers
-			}
+			store = s.Store()
 		}
+		env := chaosEnv(fx, store, rec, cfg.Links)
+		setKubeEnv(env, fx)
 		if wl.Etcd != nil {
 			// chaos's own etcd client, for the compactions a fault sends.
 			cc, err := wl.etcdClient()

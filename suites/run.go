@@ -74,12 +74,8 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	if err := cfg.Workload.Validate(); err != nil {
 		return nil, err
 	}
-	if m, ok := sabotage.Lookup(cfg.Sabotage); cfg.Sabotage != "" && (!ok || m.Target != sabotage.TargetEtcd) {
-		return nil, fmt.Errorf("%q is not a sabotage mode of the etcd target; modes: %v", cfg.Sabotage, sabotage.NamesFor(sabotage.TargetEtcd))
-	} else if ok {
-		if err := m.Fits(cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
-			return nil, err
-		}
+	if err := sabotageFits(cfg.Sabotage, sabotage.TargetEtcd, cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
+		return nil, err
 	}
 	endpoints := fx.Endpoints()
 	dial := func(ctx context.Context, member int) (targets.Client, error) {
@@ -126,19 +122,7 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 	}
 	wl := NewWorkload(cfg.Workload, dial, len(endpoints), rec, cfg.Seed, wrap)
 	if len(cfg.Schedule.Steps) > 0 {
-		env := &chaos.Env{Fixture: fx, Rec: rec, Links: cfg.Links}
-		if p, ok := fx.(chaos.Processes); ok {
-			env.Processes = p
-		}
-		if fp, ok := fx.(chaos.Failpoints); ok {
-			env.Failpoints = fp
-		}
-		if m, ok := fx.(chaos.Membership); ok {
-			env.Membership = m
-		}
-		if db, ok := fx.(chaos.Database); ok {
-			env.Database = db
-		}
+		env := chaosEnv(fx, fx, rec, cfg.Links)
 		// chaos's own client, for the requests a fault sends (compactions);
 		// on the last member, away from the control client on the first.
 		cc, err := wl.NewClient(ctx, len(endpoints)-1)
@@ -153,6 +137,38 @@ func RunEtcd(ctx context.Context, fx fixtures.Fixture, cfg Config) (*Outcome, er
 		wl.During = func(ctx context.Context) { chaos.Run(ctx, env, cfg.Schedule, cfg.Logf) }
 	}
 	return runAndCheck(ctx, wl.Run, startProgress(cfg, wl.Stats, clock), clock, w, rec, cfg.Checks)
+}
+
+// sabotageFits checks that mode (if any) is a sabotage mode of target
+// that a workload of this duration and compaction period can trip.
+func sabotageFits(mode, target string, d, compactEvery time.Duration) error {
+	if mode == "" {
+		return nil
+	}
+	m, ok := sabotage.Lookup(mode)
+	if !ok || m.Target != target {
+		return fmt.Errorf("%q is not a sabotage mode of the %s target; modes: %v", mode, target, sabotage.NamesFor(target))
+	}
+	return m.Fits(d, compactEvery)
+}
+
+// chaosEnv is what the faults may act on: what fx (and store, the data
+// store under it) offer.
+func chaosEnv(fx fixtures.Fixture, store any, rec *history.Recorder, links chaos.Links) *chaos.Env {
+	env := &chaos.Env{Fixture: fx, Rec: rec, Links: links}
+	if p, ok := fx.(chaos.Processes); ok {
+		env.Processes = p
+	}
+	if fp, ok := fx.(chaos.Failpoints); ok {
+		env.Failpoints = fp
+	}
+	if m, ok := fx.(chaos.Membership); ok {
+		env.Membership = m
+	}
+	if db, ok := store.(chaos.Database); ok {
+		env.Database = db
+	}
+	return env
 }
 
 // runAndCheck runs the workload until it ends or ctx is canceled, stops

@@ -227,68 +227,59 @@ func runEtcdOrKube(f *runFlags, set map[string]string) (int, error) {
 	}
 	defer done()
 	// Network faults need vigil on the links: a proxy in front of every
-	// listener. Without them, clients and peers talk to the members directly.
-	var links chaos.Links
-	var net fixtures.Network
+	// listener, or a namespace per member. Docker has its own network.
+	setup := suites.Setup{Seed: f.seed, StartTimeout: f.startTimeout}
 	switch {
 	case f.net == "netns":
-		nn, err := chaos.NewNetnsNet()
-		if err != nil {
-			return exitSetup, setupFailed(f, err)
-		}
-		defer nn.Close()
-		net, links = nn, nn
+		setup.Net = "netns"
 	case f.fixture == "docker":
-		// The containers' own network: set up with the fixture, below.
 	case f.schedule.NeedsLinks():
 		if f.fixture != "process" && f.fixture != "kine" && f.fixture != "command" {
 			return exitSetup, setupFailed(f, usageError("network faults need the process, kine or command fixture"))
 		}
-		pn := chaos.NewProxyNet(f.seed)
-		defer pn.Close()
-		net, links = pn, pn
+		setup.Net = "proxy"
 	}
-	fx, err := newFixture(ctx, f, net)
+	setup.Fixture = func(ctx context.Context, net fixtures.Network) (fixtures.Fixture, chaos.Links, error) {
+		fx, err := newFixture(ctx, f, net)
+		if err != nil || f.fixture != "docker" {
+			return fx, nil, err
+		}
+		links, err := dockerLinks(f, fx)
+		return fx, links, err
+	}
+	out, err := suites.Execute(ctx, setup, func(ctx context.Context, fx fixtures.Fixture, links chaos.Links) (*suites.Outcome, error) {
+		if c, ok := fx.(*etcdproc.Cluster); ok && (f.tls || f.auth) {
+			f.security = c.Security()
+		}
+		fmt.Fprintf(os.Stderr, "cluster up: %s; running the workload for %s\n", strings.Join(fx.Endpoints(), ","), f.workload.Duration)
+		if f.conform {
+			if ok, err := conformFirst(ctx, f, fx.Endpoints()); err != nil || !ok {
+				return nil, errConformFailed{err}
+			}
+		}
+		return suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set), Security: f.security,
+			Workload: f.workload, Checks: f.checkConfig(), Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
+			Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
+	})
+	var failed errConformFailed
+	if errors.As(err, &failed) {
+		return exitFail, failed.err
+	}
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
 	}
-	defer fx.Stop()
-	if f.fixture == "docker" {
-		if links, err = dockerLinks(f, fx); err != nil {
-			return exitSetup, setupFailed(f, err)
-		}
-	}
-	// A panic must not leave the cluster running.
-	defer func() {
-		if r := recover(); r != nil {
-			fx.Stop()
-			panic(r)
-		}
-	}()
-	sctx, cancel := context.WithTimeout(ctx, f.startTimeout)
-	err = fx.Start(sctx)
-	cancel()
-	if err != nil {
-		return exitSetup, setupFailed(f, err)
-	}
-	if c, ok := fx.(*etcdproc.Cluster); ok && (f.tls || f.auth) {
-		f.security = c.Security()
-	}
-	fmt.Fprintf(os.Stderr, "cluster up: %s; running the workload for %s\n", strings.Join(fx.Endpoints(), ","), f.workload.Duration)
-	if f.conform {
-		if ok, err := conformFirst(ctx, f, fx.Endpoints()); err != nil || !ok {
-			return exitFail, err
-		}
-	}
-
-	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set), Security: f.security,
-		Workload: f.workload, Checks: f.checkConfig(), Progress: os.Stderr, Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
-		Logf: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }})
-	if err != nil {
-		return exitSetup, setupFailed(f, err)
-	}
-	fx.Stop()
 	return finishRun(f, out, "cluster")
+}
+
+// errConformFailed: vigil run --conform found a probe failing (err nil)
+// or could not run the probes; the workload was not run.
+type errConformFailed struct{ err error }
+
+func (e errConformFailed) Error() string {
+	if e.err == nil {
+		return "conformance probes failed"
+	}
+	return e.err.Error()
 }
 
 // finishRun writes the reports of a run whose system under test (named by

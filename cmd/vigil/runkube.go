@@ -164,44 +164,35 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 		return exitSetup, err
 	}
 	defer done()
-	var links chaos.Links
-	var net fixtures.Network
+	setup := suites.Setup{Seed: f.seed, StartTimeout: f.startTimeout}
 	switch {
 	case f.fixture != "process":
 	case f.net == "netns":
-		nn, err := chaos.NewNetnsNet()
-		if err != nil {
-			return exitSetup, setupFailed(f, err)
-		}
-		defer nn.Close()
-		net, links = nn, nn
+		setup.Net = "netns"
 	case f.schedule.NeedsLinks():
-		pn := chaos.NewProxyNet(f.seed)
-		defer pn.Close()
-		net, links = pn, pn
+		setup.Net = "proxy"
 	}
-
-	var fx fixtures.Fixture
-	var servers func() []kube.Config
-	var etcd []string
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
-	if f.fixture == "external" {
-		fx, servers = suites.ExternalKube(f.kube.servers[0]), func() []kube.Config { return f.kube.servers }
-	} else if f.fixture == "docker" {
-		dfx, err := newDockerKubeFixture(ctx, f, logf)
-		if err != nil {
-			return exitSetup, setupFailed(f, err)
+	// servers lists the API servers once the fixture is up.
+	var servers func() []kube.Config
+	setup.Fixture = func(ctx context.Context, net fixtures.Network) (fixtures.Fixture, chaos.Links, error) {
+		switch f.fixture {
+		case "external":
+			servers = func() []kube.Config { return f.kube.servers }
+			return suites.ExternalKube(f.kube.servers[0]), nil, nil
+		case "docker":
+			dfx, err := newDockerKubeFixture(ctx, f, logf)
+			if err != nil {
+				return nil, nil, err
+			}
+			servers = func() []kube.Config { return dockerKubeServers(dfx) }
+			links, err := dockerLinks(f, dfx)
+			return dfx, links, err
 		}
-		if links, err = dockerLinks(f, dfx); err != nil {
-			return exitSetup, setupFailed(f, err)
-		}
-		fx, servers = dfx, func() []kube.Config { return dockerKubeServers(dfx) }
-	} else {
 		kfx, err := newKubeFixture(ctx, f, net, logf)
 		if err != nil {
-			return exitSetup, setupFailed(f, err)
+			return nil, nil, err
 		}
-		fx = kfx
 		servers = func() []kube.Config {
 			s := kfx.Servers()
 			var out []kube.Config
@@ -210,37 +201,25 @@ func cmdRunKube(f *runFlags, set map[string]string) (int, error) {
 			}
 			return out
 		}
+		return kfx, nil, nil
 	}
-	defer fx.Stop()
-	defer func() {
-		if r := recover(); r != nil {
-			fx.Stop()
-			panic(r)
+	out, err := suites.Execute(ctx, setup, func(ctx context.Context, fx fixtures.Fixture, links chaos.Links) (*suites.Outcome, error) {
+		var etcd, urls []string
+		if f.fixture != "external" {
+			etcd = fx.Endpoints()
 		}
-	}()
-	sctx, cancel := context.WithTimeout(ctx, f.startTimeout)
-	err = fx.Start(sctx)
-	cancel()
+		for _, s := range servers() {
+			urls = append(urls, s.Server)
+		}
+		fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), f.kube.workload.Duration)
+		return suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set),
+			Workload: f.kube.workload, Checks: f.checkConfig(), Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
+			DeleteNamespace: f.fixture == "external", Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
+			Progress: os.Stderr, Logf: logf})
+	})
 	if err != nil {
 		return exitSetup, setupFailed(f, err)
 	}
-	if f.fixture != "external" {
-		etcd = fx.Endpoints()
-	}
-	var urls []string
-	for _, s := range servers() {
-		urls = append(urls, s.Server)
-	}
-	fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), f.kube.workload.Duration)
-
-	out, err := suites.RunKube(ctx, fx, suites.KubeConfig{Out: f.out, Seed: f.seed, Vigil: version, Flags: redacted(set),
-		Workload: f.kube.workload, Checks: f.checkConfig(), Servers: servers(), Etcd: etcd, Resource: f.kube.resource,
-		DeleteNamespace: f.fixture == "external", Schedule: f.schedule, Links: links, Sabotage: f.sabotage,
-		Progress: os.Stderr, Logf: logf})
-	if err != nil {
-		return exitSetup, setupFailed(f, err)
-	}
-	fx.Stop()
 	return finishRun(f, out, "API servers and cluster")
 }
 
