@@ -24,18 +24,17 @@ func Etcd() []check.Check {
 	return append(out, availability.Checks()...)
 }
 
-// Kube returns every check of a Kubernetes history, in report order. The
-// checks of one returned list share the model they derive from a history
-// (see kube.Checks).
+// Kube returns every check of a Kubernetes history, in report order.
 func Kube() []check.Check {
 	return append(kube.Checks(), availability.Checks()...)
 }
 
-// ForHistory returns the checks that judge h: the Kubernetes checks for a
-// history of a Kubernetes target, every etcd check otherwise.
+// ForHistory returns the checks that judge h, prepared for it: the
+// Kubernetes checks for a history of a Kubernetes target, sharing one
+// model of h (kube.ChecksOf), every etcd check otherwise.
 func ForHistory(h *history.History) []check.Check {
 	if h.Meta.Target.Kind == "kube" {
-		return Kube()
+		return append(kube.ChecksOf(h), availability.Checks()...)
 	}
 	return Etcd()
 }

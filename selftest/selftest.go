@@ -112,24 +112,23 @@ func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
 			return Report{}, fmt.Errorf("the self-test needs a history every check passes; %s says %s (%s)", r.Name, r.Verdict, r.Reason)
 		}
 	}
-	registry := checkers.ForHistory(h)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5e1f7e57))
 	rep := Report{ByCheck: map[string]int{}}
 	for _, k := range kinds {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, k.Name) {
 			continue
 		}
-		// The checks with this kind's owner first.
-		all := slices.Clone(registry)
-		if i := slices.IndexFunc(all, func(c check.Check) bool { return c.Name == k.Owner }); i > 0 {
-			owner := all[i]
-			all = slices.Insert(slices.Delete(all, i, i+1), 0, owner)
-		}
 		sites := k.sites(h)
 		kr := KindResult{Kind: k.Name, Owner: k.Owner, Sites: len(sites)}
 		for _, i := range pick(rng, len(sites), cfg.PerKind) {
 			c := clone(h)
 			t := Trial{Kind: k.Name, Owner: k.Owner, What: k.apply(c, sites[i])}
+			// The checks prepared for the corrupted history, its owner first.
+			all := checkers.ForHistory(c)
+			if i := slices.IndexFunc(all, func(c check.Check) bool { return c.Name == k.Owner }); i > 0 {
+				owner := all[i]
+				all = slices.Insert(slices.Delete(all, i, i+1), 0, owner)
+			}
 			// The owner first (all is ordered so); the others only when
 			// it missed, or when every check is to judge.
 			for i, ch := range all {

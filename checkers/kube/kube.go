@@ -16,18 +16,39 @@ import (
 // assumes +1 steps.
 
 // Checks returns every Kubernetes check, in report order (the SHOULD
-// lines last). The checks of one returned list share the model they
-// derive from a history (the objects' timelines, the watches' windows):
-// run them one after another on a history that does not change meanwhile;
-// a list run on another history derives it again.
-func Checks() []check.Check {
-	s := &kubeShared{}
+// lines last). Each builds the model of the history it is given (the
+// objects' timelines, the watches' windows) for itself; ChecksOf prepares
+// one model for all of them.
+func Checks() []check.Check { return checks(nil) }
+
+// ChecksOf returns the checks of Checks prepared for h: the model of h is
+// built once, when the first check needs it, and every check judging h
+// reads it. Given another history, a check builds that history's model.
+func ChecksOf(h *history.History) []check.Check {
+	return checks(&prepared{h: h, build: sync.OnceValue(func() *model.Model { return model.Build(h) })})
+}
+
+// prepared is the model of one history, built on first use.
+type prepared struct {
+	h     *history.History
+	build func() *model.Model
+}
+
+// modelOf is the model of h: the prepared one, or one built now.
+func (p *prepared) modelOf(h *history.History) *model.Model {
+	if p != nil && p.h == h {
+		return p.build()
+	}
+	return model.Build(h)
+}
+
+func checks(p *prepared) []check.Check {
 	on := func(f func(*model.Model, check.Config) check.Result) func(*history.History, check.Config) check.Result {
-		return func(h *history.History, cfg check.Config) check.Result { return f(s.model(h), cfg) }
+		return func(h *history.History, cfg check.Config) check.Result { return f(p.modelOf(h), cfg) }
 	}
 	lazy := func(f func(*history.History, func() *model.Model, check.Config) check.Result) func(*history.History, check.Config) check.Result {
 		return func(h *history.History, cfg check.Config) check.Result {
-			return f(h, func() *model.Model { return s.model(h) }, cfg)
+			return f(h, func() *model.Model { return p.modelOf(h) }, cfg)
 		}
 	}
 	return []check.Check{
@@ -57,22 +78,6 @@ func Checks() []check.Check {
 		{Name: NameCacheAgreesWithEtcd, Guarantee: ErrCacheAgreesWithEtcd, Severity: check.Data, Should: true, Run: lazy(checkCacheAgreesWithEtcd)},
 		{Name: NameRecovery, Guarantee: ErrRecovery, Severity: check.Liveness, Should: true, Run: lazy(checkRecovery)},
 	}
-}
-
-// kubeShared holds the model of the last history a Kube() list judged.
-type kubeShared struct {
-	mu sync.Mutex
-	h  *history.History
-	m  *model.Model
-}
-
-func (s *kubeShared) model(h *history.History) *model.Model {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.h != h {
-		s.h, s.m = h, model.Build(h)
-	}
-	return s.m
 }
 
 // kubeSkipReason says why a Kubernetes check has nothing to judge.

@@ -126,9 +126,8 @@ type Span struct {
 	Certain bool // it happened (acknowledged); else it may have
 }
 
-// Build reads the whole history once. The checks of one Kube()
-// list share the model of the history they judge (see kubeShared); a check
-// called on its own builds its own.
+// Build reads the whole history once. The checks of kube.ChecksOf(h)
+// share the model of h; a check called on its own builds its own.
 func Build(h *history.History) *Model {
 	m := &Model{History: h, Objs: map[string]*Object{}, ByValue: map[string]*Write{}, ChangeAt: map[int64]*Change{},
 		ByWatch: map[int64]*Watch{}}
