@@ -52,3 +52,35 @@ func TestKubeCorpus(t *testing.T) {
 		t.Errorf("dropping watch %d's %s: %s %s", w.ID, model.EventText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
 	}
 }
+
+// The checks prepared for one history judge it from one model, and,
+// given another history, judge that one: a corrupted copy of the run
+// fails the prepared kube/watch-from-rv although the model prepared for
+// the original says nothing is missing.
+func TestChecksOfPreparesOneHistory(t *testing.T) {
+	h := histbuild.LoadGz(t, kubeCorpusRun)
+	prepared := ChecksOf(h)
+	var fromRV check.Check
+	for _, c := range prepared {
+		if c.Name == NameWatchFromRV {
+			fromRV = c
+		}
+	}
+	if r := check.Run(fromRV, h, check.DefaultConfig()); r.Verdict != check.Pass {
+		t.Fatalf("the prepared check on its own history: %s", r.Verdict)
+	}
+	other := histbuild.LoadGz(t, kubeCorpusRun)
+	for _, w := range other.KubeWatches {
+		if w.Request.ResourceVersion != "" && w.Request.ResourceVersion != "0" && w.Request.LabelSelector == "" && len(w.Events) > 4 {
+			i := len(w.Events) / 2
+			for i < len(w.Events)-1 && w.Events[i].Type == history.KubeBookmark {
+				i++
+			}
+			w.Events = append(w.Events[:i:i], w.Events[i+1:]...)
+			break
+		}
+	}
+	if r := check.Run(fromRV, other, check.DefaultConfig()); r.Verdict != check.Fail {
+		t.Errorf("the prepared check on another, corrupted history: %s, want fail", r.Verdict)
+	}
+}
