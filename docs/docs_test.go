@@ -1,6 +1,3 @@
-// Package docs holds vigil's documentation; its test checks that every
-// link and every repository path the README, the docs and the Go comments
-// name exists.
 package docs
 
 import (
