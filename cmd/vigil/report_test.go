@@ -31,11 +31,11 @@ func TestReportPage(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"pass", []string{"--faults", "kill-leader,pause-follower", "--fault-interval", "4s"}, 0},
-		{"fail", []string{"--sabotage", "drop-event", "--faults", "kill-leader", "--fault-interval", "4s"}, 1},
+		{"pass", []string{"--duration", "8s", "--faults", "kill-leader,pause-follower", "--fault-interval", "3s"}, 0},
+		{"fail", []string{"--duration", "10s", "--sabotage", "drop-event", "--faults", "kill-leader", "--fault-interval", "4s"}, 1},
 	} {
 		out := filepath.Join(dir, c.name)
-		args := append([]string{"run", "--members", "3", "--duration", "12s", "--seed", "5", "--out", out}, c.args...)
+		args := append([]string{"run", "--members", "3", "--seed", "5", "--out", out}, c.args...)
 		res := vigil(t, 5*time.Minute, args...)
 		if res.code != c.code {
 			t.Fatalf("%s: exit %d, want %d\n%s%s", c.name, res.code, c.code, res.stdout, res.stderr)
