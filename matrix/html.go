@@ -75,7 +75,7 @@ func (m *Matrix) writeHTML(path string) error {
 		N              int
 	}
 	var counts []count
-	for _, v := range []string{"pass", "fail", "unknown", "error", NotRun} {
+	for _, v := range Verdicts {
 		if n := m.Counts[v]; n > 0 {
 			counts = append(counts, count{v, class(v), n})
 		}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -159,7 +160,7 @@ func (s *Spec) check() error {
 			errs = append(errs, fmt.Errorf("%s is both an axis and a run flag", flag))
 		}
 	}
-	for _, flag := range slices.Concat(slices.Collect(mapKeys(s.Run)), s.AxisNames()) {
+	for _, flag := range slices.Concat(slices.Collect(maps.Keys(s.Run)), s.AxisNames()) {
 		if reserved(flag) {
 			errs = append(errs, fmt.Errorf("--%s is vigil matrix's to set, not the spec's", flag))
 		}
@@ -172,16 +173,6 @@ func (s *Spec) check() error {
 
 // reserved flags are set per cell by vigil matrix.
 func reserved(flag string) bool { return flag == "out" }
-
-func mapKeys(m map[string]Scalar) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // AxisNames lists the axes in the matrix's order.
 func (s *Spec) AxisNames() []string {
@@ -250,7 +241,7 @@ func (s *Spec) Cell(i int) ([]Param, error) {
 // axis "faults: [”, kill-leader]" has a cell without faults).
 func (s *Spec) Args(params []Param) []string {
 	args := []string{"run"}
-	for _, k := range slices.Sorted(mapKeys(s.Run)) {
+	for _, k := range slices.Sorted(maps.Keys(s.Run)) {
 		args = append(args, "--"+k+"="+string(s.Run[k]))
 	}
 	for _, p := range params {

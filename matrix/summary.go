@@ -28,6 +28,9 @@ type Matrix struct {
 	Clusters []Cluster `json:"clusters"`
 }
 
+// Verdicts is the order the counts are shown in.
+var Verdicts = []string{"pass", "fail", "unknown", "error", NotRun}
+
 // Cluster is the cells in which one check failed.
 type Cluster struct {
 	Check string `json:"check"`

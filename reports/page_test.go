@@ -58,3 +58,21 @@ func BenchmarkWritePage(b *testing.B) {
 		}
 	}
 }
+
+// A Kubernetes run's page plots the calls to the API servers, not the
+// etcd calls and watch of vigil's oracle under them.
+func TestWritePageKube(t *testing.T) {
+	g := NewWithT(t)
+	h, err := history.Load("../checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Operations).NotTo(BeEmpty(), "the recorded run has oracle calls to etcd")
+	dir := t.TempDir()
+	g.Expect(WritePage(dir, h, Summarize(h, nil, 30))).To(Succeed())
+	b, err := os.ReadFile(filepath.Join(dir, PageFile))
+	g.Expect(err).NotTo(HaveOccurred())
+	page := string(b)
+	g.Expect(page).To(ContainSubstring(">update ("), "the API servers' calls")
+	g.Expect(page).To(ContainSubstring(">lists ("))
+	g.Expect(page).NotTo(ContainSubstring(">compact ("), "the oracle's etcd calls")
+	g.Expect(page).NotTo(ContainSubstring(">status ("))
+}

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -105,61 +106,30 @@ func svgOf(p *plot.Plot) (string, error) {
 	}
 	// Drop the XML declaration: the SVG goes inline in HTML.
 	s := buf.String()
-	if i := bytes.Index(buf.Bytes(), []byte("<svg")); i > 0 {
-		s = s[i:]
-	}
-	return s, nil
+	return s[max(strings.Index(s, "<svg"), 0):], nil
 }
 
-// call is one timed call of either API, as the plots see it.
-type call struct {
-	kind      string
-	at, took  time.Duration
-	failed    bool // no answer
-	uncertain bool // a write whose outcome is unknown
-	gone      bool // a Kubernetes 410
-	list      bool // a Kubernetes list (a relist after a 410 among them)
-}
-
-func calls(h *history.History) []call {
-	var out []call
-	for _, o := range h.Operations {
-		c := call{kind: string(o.Request.Kind), at: o.Call, took: o.Return - o.Call, failed: o.Failed()}
-		c.uncertain = c.failed && o.Request.Kind.IsWrite() && o.Code == history.ErrUnknown
-		out = append(out, c)
-	}
-	for _, o := range h.KubeOps {
-		c := call{kind: string(o.Request.Verb), at: o.Call, took: o.Return - o.Call,
-			failed: o.Response == nil && (o.Status == nil || o.Status.Code >= 500)}
-		c.uncertain = c.failed && o.Status == nil && !o.NeverSent()
-		c.gone = o.Status != nil && o.Status.Code == 410
-		c.list = o.Request.Verb == history.KubeList
-		out = append(out, c)
-	}
-	return out
-}
-
-// latencyPlot: every call's latency at its start, by kind; failed calls
-// in red, writes of unknown outcome in orange.
+// latencyPlot: every call's latency at its start, by kind, the calls of
+// the system under test as facts.Calls lists them; definite errors in red,
+// calls left unanswered (of unknown outcome) in orange.
 func latencyPlot(h *history.History, b bands) (*plot.Plot, error) {
 	p := newPlot("call latency", "latency (ms, log)", h.End(), b)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	byKind := map[string]plotter.XYs{}
-	var failed, uncertain plotter.XYs
-	for _, c := range calls(h) {
-		pt := plotter.XY{X: c.at.Seconds(), Y: math.Max(float64(c.took)/1e6, 0.01)}
+	var failed, unanswered plotter.XYs
+	for _, c := range facts.Calls(h) {
+		pt := plotter.XY{X: c.Start.Seconds(), Y: math.Max(float64(c.Ret-c.Start)/1e6, 0.01)}
 		switch {
-		case c.uncertain:
-			uncertain = append(uncertain, pt)
-		case c.failed:
+		case !c.Ok:
+			unanswered = append(unanswered, pt)
+		case c.Failed:
 			failed = append(failed, pt)
 		default:
-			byKind[c.kind] = append(byKind[c.kind], pt)
+			byKind[c.Kind] = append(byKind[c.Kind], pt)
 		}
 	}
-	kinds := slices.Sorted(maps.Keys(byKind))
-	for i, k := range kinds {
+	for i, k := range slices.Sorted(maps.Keys(byKind)) {
 		if err := addScatter(p, byKind[k], k, kindColors[i%len(kindColors)], draw.CircleGlyph{}, 1.2); err != nil {
 			return nil, err
 		}
@@ -167,7 +137,7 @@ func latencyPlot(h *history.History, b bands) (*plot.Plot, error) {
 	if err := addScatter(p, failed, "failed", failColor, draw.CrossGlyph{}, 2.5); err != nil {
 		return nil, err
 	}
-	if err := addScatter(p, uncertain, "unknown outcome", maybeColor, draw.TriangleGlyph{}, 2.5); err != nil {
+	if err := addScatter(p, unanswered, "unanswered", maybeColor, draw.TriangleGlyph{}, 2.5); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -187,55 +157,40 @@ func addScatter(p *plot.Plot, pts plotter.XYs, name string, col color.Color, gly
 	return nil
 }
 
-// perSecond counts, per second of the run, the calls each series picks.
-func perSecond(cs []call, n int, pick func(call) bool) plotter.XYs {
-	counts := make([]float64, n)
-	for _, c := range cs {
-		if i := int(c.at / time.Second); pick(c) && i >= 0 && i < n {
-			counts[i]++
-		}
-	}
-	pts := make(plotter.XYs, n)
-	for i, v := range counts {
-		pts[i] = plotter.XY{X: float64(i) + 0.5, Y: v}
-	}
-	return pts
+// series is one line of the throughput plot: the calls it counts.
+type series struct {
+	name string
+	col  color.Color
+	pick func(facts.Call) bool
 }
 
-// throughputPlot: calls per second answered, failed and of unknown
-// outcome; for Kubernetes also the 410s and the lists.
+// throughputPlot: calls per second answered, failed and unanswered; for
+// Kubernetes also the 410s and the lists.
 func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
-	sp := h.End()
-	p := newPlot("throughput", "calls per second", sp, b)
-	cs := calls(h)
-	n := int(sp/time.Second) + 1
-	series := []struct {
-		name string
-		col  color.Color
-		pick func(call) bool
-	}{
-		{"answered", okColor, func(c call) bool { return !c.failed }},
-		{"failed", failColor, func(c call) bool { return c.failed && !c.uncertain }},
-		{"unknown outcome", maybeColor, func(c call) bool { return c.uncertain }},
+	end := h.End()
+	p := newPlot("throughput", "calls per second", end, b)
+	all := []series{
+		{"answered", okColor, func(c facts.Call) bool { return c.Ok && !c.Failed }},
+		{"failed", failColor, func(c facts.Call) bool { return c.Failed }},
+		{"unanswered", maybeColor, func(c facts.Call) bool { return !c.Ok }},
 	}
 	if len(h.KubeOps) > 0 {
-		series = append(series,
-			struct {
-				name string
-				col  color.Color
-				pick func(call) bool
-			}{"410 Gone", kindColors[2], func(c call) bool { return c.gone }},
-			struct {
-				name string
-				col  color.Color
-				pick func(call) bool
-			}{"lists", kindColors[1], func(c call) bool { return c.list }})
+		all = append(all, series{"410 Gone", kindColors[2], func(c facts.Call) bool { return c.Status == 410 }},
+			series{"lists", kindColors[1], func(c facts.Call) bool { return c.Kind == string(history.KubeList) }})
 	}
-	for _, s := range series {
-		pts := perSecond(cs, n, s.pick)
-		total := 0.0
-		for _, pt := range pts {
-			total += pt.Y
+	cs := facts.Calls(h)
+	n := int(end/time.Second) + 1
+	for _, s := range all {
+		pts := make(plotter.XYs, n)
+		for i := range pts {
+			pts[i].X = float64(i) + 0.5
+		}
+		total := 0
+		for _, c := range cs {
+			if i := int(c.Start / time.Second); s.pick(c) && i >= 0 && i < n {
+				pts[i].Y++
+				total++
+			}
 		}
 		if total == 0 {
 			continue
@@ -246,7 +201,7 @@ func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
 		}
 		l.LineStyle = draw.LineStyle{Color: s.col, Width: vg.Points(1.5)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%.0f)", s.name, total), l)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", s.name, total), l)
 	}
 	return p, nil
 }
@@ -257,17 +212,20 @@ func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
 // as marks on the axis.
 func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
 	p := newPlot("watch delivery lag", "lag (ms)", h.End(), b)
+	// When each revision's write was acknowledged. A Kubernetes run's etcd
+	// operations and watches are vigil's oracle, not the system under test.
+	kubeRun := h.Meta.Target.Kind == "kube"
 	committed := map[int64]time.Duration{}
-	for _, o := range h.Operations {
-		if o.Response != nil && o.Request.Kind.IsWrite() && o.Response.Revision > 0 {
-			if t, ok := committed[o.Response.Revision]; !ok || o.Return < t {
-				committed[o.Response.Revision] = o.Return
+	for i := range h.Operations {
+		if rev, ok := facts.AckedWriteRevision(&h.Operations[i]); ok && !kubeRun {
+			if t, seen := committed[rev]; !seen || h.Operations[i].Return < t {
+				committed[rev] = h.Operations[i].Return
 			}
 		}
 	}
 	for _, o := range h.KubeOps {
 		if o.Response != nil && o.Response.Object != nil && o.Request.Verb != history.KubeGet && o.Request.Verb != history.KubeList {
-			if rv, err := strconv.ParseInt(o.Response.Object.ResourceVersion, 10, 64); err == nil {
+			if rv, ok := facts.ParseRV(o.Response.Object.ResourceVersion); ok {
 				committed[rv] = o.Return
 			}
 		}
@@ -288,6 +246,9 @@ func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
 		return nil
 	}
 	for _, w := range h.Watches {
+		if kubeRun {
+			break
+		}
 		var pts plotter.XYs
 		for _, r := range w.Responses {
 			if r.Progress {
@@ -309,12 +270,12 @@ func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
 			if e.Object == nil {
 				continue
 			}
-			rv, err := strconv.ParseInt(e.Object.ResourceVersion, 10, 64)
-			if e.Type == "BOOKMARK" {
+			if e.Type == history.KubeBookmark {
 				progress = append(progress, plotter.XY{X: e.Time.Seconds(), Y: 0})
 				continue
 			}
-			if t, ok := committed[rv]; ok && err == nil {
+			rv, parsed := facts.ParseRV(e.Object.ResourceVersion)
+			if t, ok := committed[rv]; ok && parsed {
 				pts = append(pts, plotter.XY{X: e.Time.Seconds(), Y: math.Max(float64(e.Time-t)/1e6, 0)})
 			}
 		}

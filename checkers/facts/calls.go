@@ -14,14 +14,16 @@ func answered(o *history.Operation) bool {
 	return o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision || o.Code == history.ErrRefused
 }
 
-// Call is when a call returned, what kind it was and whether the system
-// answered it: Ok for any answer, Failed when that answer was a definite
-// error (compacted, future revision, refused, an HTTP Status).
+// Call is when a call was made and returned, what kind it was and whether
+// the system answered it: Ok for any answer, Failed when that answer was a
+// definite error (compacted, future revision, refused, an HTTP Status,
+// whose code is Status).
 type Call struct {
-	Ret    time.Duration
-	Kind   string
-	Ok     bool
-	Failed bool
+	Start, Ret time.Duration
+	Kind       string
+	Ok         bool
+	Failed     bool
+	Status     int
 }
 
 // Calls lists the calls on the system under test, by return time: the
@@ -33,12 +35,16 @@ func Calls(h *history.History) []Call {
 		for i := range h.Operations {
 			o := &h.Operations[i]
 			ok := answered(o)
-			out = append(out, Call{Ret: o.Return, Kind: string(o.Request.Kind), Ok: ok, Failed: ok && o.Response == nil})
+			out = append(out, Call{Start: o.Call, Ret: o.Return, Kind: string(o.Request.Kind), Ok: ok, Failed: ok && o.Response == nil})
 		}
 	}
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		out = append(out, Call{Ret: o.Return, Kind: string(o.Request.Verb), Ok: o.Response != nil || o.Status != nil, Failed: o.Status != nil})
+		c := Call{Start: o.Call, Ret: o.Return, Kind: string(o.Request.Verb), Ok: o.Response != nil || o.Status != nil, Failed: o.Status != nil}
+		if o.Status != nil {
+			c.Status = o.Status.Code
+		}
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ret < out[j].Ret })
 	return out

@@ -87,6 +87,23 @@ func vigil(t *testing.T, timeout time.Duration, args ...string) result {
 	return result{cmd.ProcessState.ExitCode(), so.String(), se.String()}
 }
 
+// stopWith sends sig to cmd, a vigil the test started, and returns its
+// exit code once it has exited; the test fails if that takes over within.
+func stopWith(t *testing.T, cmd *exec.Cmd, sig os.Signal, within time.Duration) int {
+	t.Helper()
+	cmd.Process.Signal(sig)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-waited:
+	case <-time.After(within):
+		cmd.Process.Kill()
+		<-waited
+		t.Fatalf("vigil did not exit within %s of %s", within, sig)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
 // processesUsing lists the pids whose command line mentions dir: the etcd
 // members of a run have their data dirs under the run's output dir.
 func processesUsing(dir string) []string {

@@ -229,7 +229,7 @@ func printMatrix(m *matrix.Matrix, out string) {
 	}
 	printTable(os.Stdout, true, []string{"CELL", "VERDICT", "FAILED CHECKS", "VALUES"}, rows)
 	var counts []string
-	for _, v := range []string{"pass", "fail", "unknown", "error", matrix.NotRun} {
+	for _, v := range matrix.Verdicts {
 		if n := m.Counts[v]; n > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", n, v))
 		}

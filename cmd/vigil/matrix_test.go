@@ -59,16 +59,7 @@ axes:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case <-waited:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("vigil matrix did not stop within 2 minutes of SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 3 {
+	if code := stopWith(t, cmd, syscall.SIGINT, 2*time.Minute); code != 3 {
 		t.Errorf("interrupted: exit %d, want 3", code)
 	}
 	if c, err := matrix.ReadCell(filepath.Dir(runLog)); err != nil || c.Done() {

@@ -132,8 +132,6 @@ func TestKubeRunEndToEnd(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		// Once the workload writes its history, let it run a moment.
 		deadline := time.Now().Add(3 * time.Minute)
 		for time.Now().Before(deadline) {
@@ -143,14 +141,7 @@ func TestKubeRunEndToEnd(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		time.Sleep(2 * time.Second)
-		cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(2 * time.Minute):
-			cmd.Process.Kill()
-			t.Fatal("vigil did not stop within 2 minutes of SIGINT")
-		}
-		if code := cmd.ProcessState.ExitCode(); code != 3 {
+		if code := stopWith(t, cmd, syscall.SIGINT, 2*time.Minute); code != 3 {
 			t.Fatalf("exit %d after SIGINT, want 3", code)
 		}
 		assertNothingLeft(t, out)
