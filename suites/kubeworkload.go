@@ -56,7 +56,9 @@ func DefaultKubeWorkload() KubeWorkloadConfig {
 		RequestTimeout: 10 * time.Second, FinalTimeout: 15 * time.Second}
 }
 
-// Validate reports the first unusable setting, in the words of the CLI.
+// Validate reports the first unusable setting a user chose, in the words
+// of the CLI; the prefix (namespace), which the run picks, is checked when
+// the workload runs.
 func (c KubeWorkloadConfig) Validate() error {
 	switch {
 	case c.Writers < 1:
@@ -71,8 +73,6 @@ func (c KubeWorkloadConfig) Validate() error {
 		return errors.New("--watchers must not be negative")
 	case c.Readers < 0 || c.Racers < 0:
 		return errors.New("readers and racers must not be negative")
-	case c.Namespace == "":
-		return errors.New("workload namespace must not be empty")
 	}
 	return nil
 }
@@ -210,6 +210,9 @@ func (w *KubeWorkload) do(ctx context.Context, c *kube.Recording, req history.Ku
 func (w *KubeWorkload) Run(ctx context.Context) error {
 	if err := w.cfg.Validate(); err != nil {
 		return err
+	}
+	if w.cfg.Namespace == "" {
+		return errors.New("workload namespace must not be empty")
 	}
 	var closers []interface{ Close() error }
 	defer func() {

@@ -61,7 +61,9 @@ func DefaultWorkload() WorkloadConfig {
 	}
 }
 
-// Validate reports the first unusable setting, in the words of the CLI.
+// Validate reports the first unusable setting a user chose, in the words
+// of the CLI; the prefix (namespace), which the run picks, is checked when
+// the workload runs.
 func (c WorkloadConfig) Validate() error {
 	switch {
 	case c.Clients < 1:
@@ -76,8 +78,6 @@ func (c WorkloadConfig) Validate() error {
 		return errors.New("--keys must be at least 1")
 	case c.Watchers < 0:
 		return errors.New("--watchers must not be negative")
-	case c.Prefix == "":
-		return errors.New("workload prefix must not be empty")
 	}
 	return nil
 }
@@ -190,6 +190,9 @@ func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefi
 func (w *Workload) Run(ctx context.Context) error {
 	if err := w.cfg.Validate(); err != nil {
 		return err
+	}
+	if w.cfg.Prefix == "" {
+		return errors.New("workload prefix must not be empty")
 	}
 	var clients []*targets.Recording
 	defer func() {

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/checkers/check"
-	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/reports"
-	"github.com/vigil-suite/vigil/suites"
 )
 
 // cmdCheck re-runs the checkers on a saved run, offline. It writes its
@@ -30,55 +26,16 @@ func cmdCheck(fset *flag.FlagSet) action {
 }
 
 func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, error) {
-	h, path, err := loadSaved(path)
-	if err != nil {
-		return exitSetup, fmt.Errorf("cannot check: %w", err)
-	}
 	cfg := check.DefaultConfig()
 	cfg.LinearizabilityTimeout, cfg.MaxUnavailable = linTimeout, maxUnavailable
-	results := suites.Check(h, cfg)
-	r := reports.Summarize(h, results, h.End().Seconds())
-	addProbes(&r)
-	out := filepath.Join(filepath.Dir(path), "check")
-	if err := os.MkdirAll(out, 0o755); err == nil {
-		writeReports(out, r)
-		writeVisualization(out, results)
-		writePage(out, h, r)
-	}
-	reports.Table(os.Stdout, r)
-	return reports.ExitCode(r.Verdict), nil
-}
-
-// loadSaved loads a saved run's history from its output dir or its
-// history.jsonl, and returns the file's path.
-func loadSaved(path string) (*history.History, string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = history.InDir(path)
-	}
-	h, err := history.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
-	}
-	return h, path, err
-}
-
-// writeVisualization draws kv/linearizable's view into dir and says where;
-// a drawing that fails is reported, not fatal: the verdicts stand.
-func writeVisualization(dir string, results []check.Result) {
-	path, what, err := reports.WriteVisualization(dir, results)
-	switch {
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
-	case path != "":
-		fmt.Fprintf(os.Stderr, "linearizability view: %s (%s)\n", path, what)
-	}
+	return launch.Recheck(path, cfg)
 }
 
 // cmdReport is `vigil report DIR`: report.html again from a saved run's
 // history and result.json (after vigil check, from DIR/check/result.json).
 func cmdReport(fset *flag.FlagSet) action {
 	return func(pos []string) (int, error) {
-		h, path, err := loadSaved(pos[0])
+		h, path, err := launch.LoadSaved(pos[0])
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot report: %w", err)
 		}

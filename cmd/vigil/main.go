@@ -13,9 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vigil-suite/vigil/checkers/check"
-	"github.com/vigil-suite/vigil/fixtures"
-	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
@@ -25,10 +23,10 @@ const version = "0.1.0"
 // Exit codes (README, Exit codes): 0 every check passed, 1 a violation was found,
 // 2 no violation but some check is unknown, 3 usage or setup error.
 const (
-	exitPass    = 0
-	exitFail    = 1
-	exitUnknown = 2
-	exitSetup   = 3
+	exitPass    = launch.ExitPass
+	exitFail    = launch.ExitFail
+	exitUnknown = launch.ExitUnknown
+	exitSetup   = launch.ExitSetup
 )
 
 func main() {
@@ -63,7 +61,7 @@ func run(args []string) int {
 		// An error no action returned is cobra's or pflag's: a bad command
 		// line (unknown command or flag, wrong number of arguments).
 		var ae actionError
-		var ue *usageErr
+		var ue *launch.UsageError
 		if !errors.As(err, &ae) || errors.As(err, &ue) {
 			fmt.Fprintln(os.Stderr, "run 'vigil --help' or 'vigil COMMAND --help' for usage")
 		}
@@ -79,22 +77,11 @@ type actionError struct{ err error }
 func (e actionError) Error() string { return e.err.Error() }
 func (e actionError) Unwrap() error { return e.err }
 
-// usageErr is a bad command line: exit code 3 and a pointer to the usage.
-type usageErr struct{ msg string }
-
-func (e *usageErr) Error() string { return e.msg }
-
-func usageError(format string, a ...any) error {
-	return &usageErr{msg: fmt.Sprintf(format, a...)}
-}
+// usageError is a bad command line: exit code 3 and a pointer to the usage.
+func usageError(format string, a ...any) error { return launch.Usagef(format, a...) }
 
 // setupError marks an error as a setup failure (exit 3) for the message.
-func setupError(err error) error {
-	if errors.Is(err, fixtures.ErrSetup) {
-		return err
-	}
-	return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
-}
+func setupError(err error) error { return launch.SetupError(err) }
 
 // listSabotage is `vigil sabotage list`: one mode per line, name first,
 // then the check it must trip, the target it applies to (--target), and
@@ -106,12 +93,6 @@ func listSabotage(wide bool) error {
 	}
 	printTable(os.Stdout, wide, []string{"MODE", "CHECK", "TARGET", "WHAT"}, rows)
 	return nil
-}
-
-// knownSabotage reports whether name is a sabotage mode of target.
-func knownSabotage(name, target string) bool {
-	m, ok := sabotage.Lookup(name)
-	return ok && m.Target == target
 }
 
 // stopSignals end a command the way Ctrl-C does: the workload stops,
@@ -159,47 +140,4 @@ func outputClosed() bool {
 		}
 	}
 	return false
-}
-
-// sabotageFits checks that the run can prove its sabotage mode. A mode
-// that needs frequent compactions gets them unless --compact-every was
-// given; a run shorter than the mode needs is refused.
-func sabotageFits(f *runFlags, set map[string]string) error {
-	m, ok := sabotage.Lookup(f.sabotage)
-	if !ok {
-		return nil
-	}
-	if m.CompactEvery > 0 && set["compact-every"] == "" && f.workload.CompactEvery > m.CompactEvery {
-		f.workload.CompactEvery = m.CompactEvery
-		set["compact-every"] = m.CompactEvery.String()
-		fmt.Fprintf(os.Stderr, "--sabotage %s: compacting every %v (it needs watches that start below a compaction)\n",
-			m.Name, m.CompactEvery)
-	}
-	if err := m.Fits(f.workload.Duration, f.workload.CompactEvery); err != nil {
-		return usageError("%v", err)
-	}
-	return nil
-}
-
-// reportSabotage says after the table whether the sabotage was injected and
-// what the check it names made of it.
-func reportSabotage(mode string, h *history.History, results []check.Result) {
-	m, _ := sabotage.Lookup(mode)
-	verdict := check.Verdict("not run")
-	for _, r := range results {
-		if r.Name == m.Check {
-			verdict = r.Verdict
-		}
-	}
-	n := 0
-	for _, f := range h.Faults {
-		if f.Name == sabotage.FaultName(mode) {
-			n++
-			fmt.Printf("sabotage %s at %.2fs (client %s): %s\n", mode, f.Start.Seconds(), f.Details["client"], f.Details["what"])
-		}
-	}
-	if n == 0 {
-		fmt.Printf("sabotage %s: no opportunity arose, nothing was injected\n", mode)
-	}
-	fmt.Printf("sabotage %s must trip %s: %s\n", mode, m.Check, verdict)
 }

@@ -10,6 +10,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/selftest"
 )
 
@@ -25,7 +26,7 @@ func cmdSelftest(fset *flag.FlagSet) action {
 		if len(pos) != 1 {
 			return exitSetup, usageError("vigil selftest takes one argument: the output dir of a passing run (or its history.jsonl)")
 		}
-		h, _, err := loadSaved(pos[0])
+		h, _, err := launch.LoadSaved(pos[0])
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot self-test: %w", err)
 		}

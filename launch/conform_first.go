@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"context"
@@ -20,14 +20,15 @@ func addProbes(r *reports.Result) {
 }
 
 // conformFirst runs the etcd probes against a run's cluster before its
-// workload (vigil run --conform); false when a probe failed.
-func conformFirst(ctx context.Context, f *runFlags, endpoints []string) (bool, error) {
-	res, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: endpoints[:1], Security: f.security}, conformance.EtcdProbes())
+// workload (Options.Conform); false when a probe failed. The workload
+// then stays above the revisions the probes made.
+func (o *Options) conformFirst(ctx context.Context, endpoints []string) (bool, error) {
+	res, err := conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: endpoints[:1], Security: o.security}, conformance.EtcdProbes())
 	if err != nil {
 		return false, err
 	}
 	rep := conformance.NewReport("the run's cluster", "", res)
-	dir := filepath.Join(f.out, "conform")
+	dir := filepath.Join(o.Out, "conform")
 	if err := rep.Write(dir); err != nil {
 		return false, err
 	}
@@ -37,11 +38,11 @@ func conformFirst(ctx context.Context, f *runFlags, endpoints []string) (bool, e
 		return false, nil
 	}
 	// The probes compacted the store; the run starts above all they did.
-	head, err := conformance.HeadRevision(ctx, endpoints[0], f.security)
+	head, err := conformance.HeadRevision(ctx, endpoints[0], o.security)
 	if err != nil {
 		return false, err
 	}
-	f.workload.MinRevision = head + 1
+	o.Workload.MinRevision = head + 1
 	fmt.Fprintf(os.Stderr, "conformance: %d probes pass (results in %s); the workload stays above revision %d\n", len(res), dir, head)
 	return true, nil
 }

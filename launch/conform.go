@@ -1,0 +1,385 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
+	"github.com/vigil-suite/vigil/fixtures/runs"
+	"github.com/vigil-suite/vigil/suites/conformance"
+	"github.com/vigil-suite/vigil/targets/kube"
+)
+
+// ConformOptions are the options of `vigil conform`: the deterministic
+// probes against a target, compared with a reference server vigil starts.
+type ConformOptions struct {
+	Target      string // etcd or kube
+	Endpoints   string // an etcd-API server the user runs
+	Fixture     string // what vigil starts when none is given: process, kine or command
+	Command     string
+	Kine        KineOptions
+	Security    EtcdSecurity
+	Limitations string // none or kine: whose documented departures are not failures
+	EtcdVersion string
+	Reference   string // none, default or a version
+	Only        string // comma-separated probes, areas (watch/) or behaviours (name@)
+	Out         string
+	List        bool
+	Repro       string // one probe, printed as a standalone program
+
+	KubeServer  KubeServer
+	KubeVersion string
+	WatchCache  bool
+	Resources   string // configmaps, crd or all
+
+	Given map[string]string // the options set on the command line
+}
+
+// DefaultConformOptions are the options of a bare `vigil conform`.
+func DefaultConformOptions() ConformOptions {
+	return ConformOptions{Target: "etcd", Fixture: "process", EtcdVersion: binaries.DefaultEtcdVersion, Reference: "default",
+		KubeVersion: binaries.DefaultKubeVersion, WatchCache: true, Resources: "all",
+		Kine: KineOptions{Version: binaries.DefaultKineVersion, Backend: DefaultOptions().Kine.Backend}}
+}
+
+// Conform checks the options, runs the probes against the target and the
+// reference, writes result.json and junit.xml, and prints the table (with
+// List, the probes; with Repro, the reproduction). It returns the exit code.
+func Conform(ctx context.Context, o ConformOptions) (int, error) {
+	probes, res, external, err := o.check()
+	if err != nil {
+		return ExitSetup, err
+	}
+	if o.List {
+		for _, p := range probes {
+			fmt.Printf("%-50s %s\n", p.Name, p.Title)
+		}
+		return ExitPass, nil
+	}
+	var only []string
+	for _, s := range strings.Split(o.Only, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			only = append(only, s)
+		}
+	}
+	if o.Repro != "" {
+		only, o.Reference = []string{o.Repro}, "none"
+	}
+	for _, s := range only {
+		if !slices.ContainsFunc(probes, func(p conformance.Info) bool { return conformance.Matches(p.Name, s) }) {
+			return ExitSetup, Usagef("--only %q names no probe; vigil conform --list shows them", s)
+		}
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join("runs", "conform-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return ExitSetup, SetupError(err)
+	}
+	// Registered, vigil cleanup finds what a killed vigil left.
+	if unregister, err := runs.Register(o.Out); err == nil {
+		defer unregister()
+	}
+	var target probed
+	var startRef func() (probed, error)
+	if o.Target == "kube" {
+		target, startRef, err = o.kubeServers(ctx, res, external, only)
+	} else {
+		target, startRef, err = o.etcdServers(ctx, only)
+	}
+	if err != nil {
+		return ExitSetup, SetupError(err)
+	}
+	var lims []conformance.Limitation
+	if o.Limitations == "kine" || o.Limitations == "" && o.Fixture == "kine" {
+		lims = conformance.KineLimitations()
+	}
+	results, refName, err := differential(ctx, target, startRef, lims)
+	if err != nil {
+		return ExitSetup, err
+	}
+	if o.Repro != "" {
+		if len(results) == 0 {
+			return ExitSetup, Usagef("--repro %s: no such probe ran", o.Repro)
+		}
+		how := "go run . -endpoint HOST:PORT"
+		if o.Target == "kube" {
+			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", o.Repro, results[0].Verdict, how)
+		fmt.Print(results[0].Reproduction())
+		return ExitPass, nil
+	}
+	results = conformance.ApplyLimitations(results, lims)
+	rep := conformance.NewReport(target.name, refName, results)
+	if err := rep.Write(o.Out); err != nil {
+		return ExitSetup, err
+	}
+	rep.Table(os.Stdout)
+	fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", o.Out)
+	if ctx.Err() != nil {
+		return ExitSetup, fmt.Errorf("interrupted")
+	}
+	if rep.Failed() {
+		return ExitFail, nil
+	}
+	return ExitPass, nil
+}
+
+// check checks the options against each other; it returns the probes of
+// the target, the Kubernetes resources to probe and the Kubernetes server
+// the user named (nil: vigil starts one).
+func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Config, error) {
+	given := func(name string) bool { _, ok := o.Given[name]; return ok }
+	var probes []conformance.Info
+	switch o.Target {
+	case "etcd":
+		for _, f := range []string{"server", "token", "ca-file", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource"} {
+			if given(f) {
+				return nil, nil, nil, Usagef("--%s goes with --target kube", f)
+			}
+		}
+		switch {
+		case o.Fixture != "process" && o.Fixture != "kine" && o.Fixture != "command":
+			return nil, nil, nil, Usagef("--fixture %q: want process (etcd), kine or command", o.Fixture)
+		case o.Fixture != "process" && o.Endpoints != "":
+			return nil, nil, nil, Usagef("--fixture %s starts a server to probe; --endpoints probes a server you run: give one of them", o.Fixture)
+		case (o.Fixture == "command") != (o.Command != ""):
+			return nil, nil, nil, Usagef("--fixture command and --command go together")
+		case o.Kine.check() != nil:
+			return nil, nil, nil, o.Kine.check()
+		case o.Limitations != "" && o.Limitations != "none" && o.Limitations != "kine":
+			return nil, nil, nil, Usagef("--limitations %q: want none or kine", o.Limitations)
+		case o.Fixture != "kine" && (given("kine-version") || given("kine-binary") || given("kine-backend")):
+			return nil, nil, nil, Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+		case o.Endpoints == "" && (o.Security.given() || o.KubeServer.Insecure):
+			return nil, nil, nil, Usagef("--cacert, --cert, --key, --user, --password and --insecure-skip-tls-verify reach a server you run: they go with --endpoints")
+		}
+		for _, p := range conformance.EtcdProbes() {
+			probes = append(probes, p.Info)
+		}
+		return probes, nil, nil, nil
+	case "kube":
+	default:
+		return nil, nil, nil, Usagef("--target %q: etcd or kube", o.Target)
+	}
+	if o.Security.given() {
+		return nil, nil, nil, Usagef("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
+	}
+	if given("endpoints") {
+		return nil, nil, nil, Usagef("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	}
+	res := []kube.Resource{kube.ConfigMaps, kube.VigilObjects}
+	if o.Resources != "all" && o.Resources != "" {
+		r, ok := kube.ResourceNamed(o.Resources)
+		if !ok {
+			return nil, nil, nil, Usagef("--resource %q: configmaps, crd or all", o.Resources)
+		}
+		res = []kube.Resource{r}
+	}
+	if !o.KubeServer.named() && o.KubeServer.credentials() {
+		return nil, nil, nil, Usagef("--token, --ca-file and --insecure-skip-tls-verify go with --server")
+	}
+	external, err := o.KubeServer.config()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return conformance.KubeProbeInfos(res), res, external, nil
+}
+
+// probed is a server the probes run against: its name in the report, the
+// probes run there, and how to stop it (nil for a server the user runs).
+type probed struct {
+	name string
+	run  func(context.Context) ([]conformance.Result, error)
+	stop func()
+}
+
+// differential runs the probes against the target and, unless startRef is
+// nil, against the reference server it starts, marking every probe whose
+// transcript differs; it returns the results and the reference's name.
+func differential(ctx context.Context, target probed, startRef func() (probed, error), lims []conformance.Limitation) ([]conformance.Result, string, error) {
+	if target.stop != nil {
+		defer target.stop()
+	}
+	begin := time.Now()
+	results, err := target.run(ctx)
+	if err != nil {
+		return nil, "", SetupError(err)
+	}
+	fmt.Fprintf(os.Stderr, "%d probes against the target in %s\n", len(results), time.Since(begin).Round(time.Millisecond))
+	if startRef == nil {
+		return results, "", nil
+	}
+	ref, err := startRef()
+	if err != nil {
+		return nil, "", SetupError(err)
+	}
+	refResults, err := ref.run(ctx)
+	ref.stop()
+	if err != nil {
+		return nil, "", SetupError(err)
+	}
+	return conformance.CompareWithReference(results, refResults, lims...), ref.name, nil
+}
+
+// etcdServers is the etcd target (one vigil starts if no endpoints are
+// given) and, unless the reference is none, how to start the reference
+// etcd: the target's reported version by default.
+func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed, func() (probed, error), error) {
+	probesAt := func(eps []string, sec fixtures.Security) func(context.Context) ([]conformance.Result, error) {
+		return func(ctx context.Context) ([]conformance.Result, error) {
+			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec}, conformance.EtcdProbes())
+		}
+	}
+	sec := o.Security
+	sec.InsecureSkipVerify = sec.InsecureSkipVerify || o.KubeServer.Insecure
+	resolved := sec.Resolved()
+	eps := strings.Split(o.Endpoints, ",")
+	target := probed{name: "server at " + o.Endpoints}
+	reference := o.Reference
+	if o.Endpoints == "" {
+		resolved = fixtures.Security{} // the server vigil starts needs none
+		dir := filepath.Join(o.Out, "target")
+		var srv fixtures.Fixture
+		var err error
+		switch o.Fixture {
+		case "command":
+			srv, err = commandServer(o.Command, dir, nil)
+			target.name = "the server of --command, started by vigil"
+		case "kine":
+			srv, err = o.Kine.server(ctx, dir, nil)
+			target.name = "kine " + o.Kine.Version + " over " + o.Kine.Backend + ", started by vigil"
+			if reference == "default" {
+				// kine's Status reports an etcd version it emulates; the
+				// reference is the etcd vigil tests by default instead.
+				reference = binaries.DefaultEtcdVersion
+			}
+		default:
+			srv, err = etcdServer(ctx, o.EtcdVersion, dir)
+			target.name = "etcd " + o.EtcdVersion + " started by vigil"
+		}
+		if err != nil {
+			return probed{}, nil, err
+		}
+		// A first use of kine may install a database server: minutes.
+		if err := startFixture(ctx, srv, 5*time.Minute); err != nil {
+			return probed{}, nil, err
+		}
+		eps, target.stop = srv.Endpoints(), func() { srv.Stop() }
+	}
+	target.run = probesAt(eps, resolved)
+	if reference == "none" {
+		return target, nil, nil
+	}
+	return target, func() (probed, error) {
+		v := reference
+		if v == "default" {
+			v = binaries.DefaultEtcdVersion
+			if reported := conformance.ServerVersion(ctx, eps[0], resolved); reported != "" {
+				v = "v" + strings.TrimPrefix(reported, "v")
+			}
+		}
+		ref, err := etcdServer(ctx, v, filepath.Join(o.Out, "reference"))
+		if err == nil {
+			err = startFixture(ctx, ref, 60*time.Second)
+		}
+		if err != nil {
+			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err)
+		}
+		return probed{name: "etcd " + v + " started by vigil", run: probesAt(ref.Endpoints(), fixtures.Security{}), stop: func() { ref.Stop() }}, nil
+	}, nil
+}
+
+// etcdServer builds (if needed) a 1-member etcd in dir, not started.
+func etcdServer(ctx context.Context, version, dir string) (fixtures.Fixture, error) {
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: version, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	return etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: dir, Version: version}), nil
+}
+
+// startFixture starts fx within timeout, stopping it again if it fails.
+func startFixture(ctx context.Context, fx fixtures.Fixture, timeout time.Duration) error {
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := fx.Start(sctx); err != nil {
+		fx.Stop()
+		return err
+	}
+	return nil
+}
+
+// kubeServers is the Kubernetes target (a kube-apiserver vigil starts if
+// none is named) and, unless the reference is none, how to start the
+// reference kube-apiserver, with the same watch-cache setting.
+func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, external *kube.Config, only []string) (probed, func() (probed, error), error) {
+	probesAt := func(cfg conformance.KubeConfig) func(context.Context) ([]conformance.Result, error) {
+		return func(ctx context.Context) ([]conformance.Result, error) {
+			return conformance.RunKubeProbes(ctx, cfg, conformance.KubeProbes())
+		}
+	}
+	cache := map[bool]string{true: "on", false: "off"}[o.WatchCache]
+	start := func(version, dir string) (probed, error) {
+		fx, err := o.kubeServer(ctx, version, filepath.Join(o.Out, dir))
+		if err != nil {
+			return probed{}, err
+		}
+		s := fx.Servers()
+		srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
+		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over etcd %s, started by vigil", version, cache, o.EtcdVersion),
+			run:  probesAt(conformance.KubeConfig{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints()), Resources: res, Only: only}),
+			stop: func() { fx.Stop() }}, nil
+	}
+	var target probed
+	if external != nil {
+		target = probed{name: "Kubernetes API server at " + external.Server,
+			run: probesAt(conformance.KubeConfig{Server: *external, Resources: res, Only: only})}
+	} else {
+		var err error
+		if target, err = start(o.KubeVersion, "target"); err != nil {
+			return probed{}, nil, err
+		}
+	}
+	if o.Reference == "none" {
+		return target, nil, nil
+	}
+	return target, func() (probed, error) {
+		v := o.Reference
+		if v == "default" {
+			v = binaries.DefaultKubeVersion
+		}
+		ref, err := start(v, "reference")
+		if err != nil {
+			return probed{}, fmt.Errorf("starting the reference kube-apiserver %s (--reference none skips it): %w", v, err)
+		}
+		return ref, nil
+	}, nil
+}
+
+// kubeServer builds (if needed) and starts a 1-member etcd with one
+// kube-apiserver over it in dir.
+func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir string) (*kubeapiserver.Fixture, error) {
+	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: o.EtcdVersion, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: kubeVersion, Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: dir,
+		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: o.EtcdVersion},
+		APIServers: kubeapiserver.Config{Binary: kubeBin, Version: kubeVersion, DisableWatchCache: !o.WatchCache}})
+	fmt.Fprintf(os.Stderr, "starting etcd %s and kube-apiserver %s in %s\n", o.EtcdVersion, kubeVersion, dir)
+	return fx, startFixture(ctx, fx, 3*time.Minute)
+}

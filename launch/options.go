@@ -1,0 +1,175 @@
+// Package launch turns the options of one vigil run into a checked run:
+// it checks the options against each other and fills in what they imply,
+// plans the fault schedule, builds or finds the binaries, makes the
+// fixture (etcd processes or containers, kine, your own server, a
+// kube-apiserver over etcd, or a system you run), runs the suites'
+// pipeline on it and writes the reports. It does the same for the
+// conformance probes. cmd/vigil binds its flags to Options and
+// ConformOptions; a Go program can fill them itself.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/targets/kube"
+)
+
+// Options are the options of one run, as `vigil run` takes them. Zero
+// values mean the defaults of DefaultOptions where those differ.
+type Options struct {
+	Target  string // etcd or kube
+	Fixture string // process, docker, kine, command or external
+
+	Members     int
+	EtcdVersion string
+	EtcdBinary  string
+	Failpoints  bool
+	Endpoints   string // comma-separated: a cluster the user runs
+	Settings    fixtures.EtcdSettings
+	TLS, Auth   bool // the process fixture's own cluster over TLS, with auth
+	Security    EtcdSecurity
+	Command     string // --fixture command's command line
+	Kine        KineOptions
+	Kube        KubeOptions
+
+	Workload      suites.WorkloadConfig
+	Seed          int64
+	Out           string
+	Faults        string // comma-separated fault names
+	FaultInterval time.Duration
+	ScheduleFile  string
+	Net           string // proxy or netns
+	Sabotage      string
+
+	StartTimeout, CheckTimeout, MaxUnavailable time.Duration
+	Conform, Compress, KeepData                bool
+
+	// Given holds the options set on the command line by their flag names,
+	// with their values: what a default means can depend on it, and the
+	// history and result.json record it (passwords redacted).
+	Given map[string]string
+	// Vigil is vigil's version, recorded in every history.
+	Vigil string
+
+	// Filled by Resolve.
+	schedule chaos.Schedule
+	security fixtures.Security // the security reaching the system under test
+}
+
+// KubeOptions are the options only --target kube reads.
+type KubeOptions struct {
+	Version, Binary, FeatureGates, ResourceName string
+	Store                                       string // etcd or kine
+	APIServers                                  int
+	WatchCache                                  bool
+	CompactionInterval                          time.Duration
+	Server                                      KubeServer // a server the user runs
+
+	resource kube.Resource
+	workload suites.KubeWorkloadConfig
+	servers  []kube.Config // external: the one server, from the options or the kubeconfig
+}
+
+// KineOptions are the options of --fixture kine and --store kine.
+type KineOptions struct {
+	Version, Binary, Backend string
+}
+
+// DefaultOptions are the options of a bare `vigil run`.
+func DefaultOptions() Options {
+	c := check.DefaultConfig()
+	return Options{Target: "etcd", Fixture: "process", Members: 3, EtcdVersion: binaries.DefaultEtcdVersion,
+		Workload: suites.DefaultWorkload(), FaultInterval: 10 * time.Second, Net: "proxy",
+		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
+		Kine:  KineOptions{Version: binaries.DefaultKineVersion, Backend: kine.BackendSQLite},
+		Kube:  KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
+		Given: map[string]string{}}
+}
+
+// Schedule is the fault schedule Resolve planned or loaded.
+func (o *Options) Schedule() chaos.Schedule { return o.schedule }
+
+// checkConfig is the checkers' configuration the options ask for.
+func (o *Options) checkConfig() check.Config {
+	c := check.DefaultConfig()
+	c.LinearizabilityTimeout, c.MaxUnavailable = o.CheckTimeout, o.MaxUnavailable
+	return c
+}
+
+// given reports whether the option of flag name was set.
+func (o *Options) given(name string) bool { _, ok := o.Given[name]; return ok }
+
+// UsageError is a bad combination of options: what is wrong and what to
+// give instead.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+// Usagef makes a UsageError.
+func Usagef(format string, a ...any) error { return &UsageError{msg: fmt.Sprintf(format, a...)} }
+
+// SetupError marks err as a failure to set up the system under test.
+func SetupError(err error) error {
+	if errors.Is(err, fixtures.ErrSetup) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
+}
+
+// EtcdSecurity reaches an etcd cluster over TLS or with etcd's
+// authentication, named as etcdctl names them; unset, each falls back to
+// etcdctl's environment variable (ETCDCTL_CACERT, ...).
+type EtcdSecurity struct {
+	CACert, Cert, Key, User, Password string
+	InsecureSkipVerify                bool
+}
+
+// Resolved is the security as the fixtures take it, the environment
+// filling in what is unset.
+func (e EtcdSecurity) Resolved() fixtures.Security {
+	or := func(v, env string) string {
+		if v == "" {
+			return os.Getenv(env)
+		}
+		return v
+	}
+	insecure := e.InsecureSkipVerify
+	if !insecure {
+		insecure, _ = strconv.ParseBool(os.Getenv("ETCDCTL_INSECURE_SKIP_TLS_VERIFY"))
+	}
+	return fixtures.Security{CACert: or(e.CACert, "ETCDCTL_CACERT"), Cert: or(e.Cert, "ETCDCTL_CERT"),
+		Key: or(e.Key, "ETCDCTL_KEY"), InsecureSkipVerify: insecure, User: or(e.User, "ETCDCTL_USER"),
+		Password: or(e.Password, "ETCDCTL_PASSWORD")}
+}
+
+// given reports whether any of the options (not the environment) is set.
+func (e EtcdSecurity) given() bool {
+	return e.CACert != "" || e.Cert != "" || e.Key != "" || e.User != "" || e.Password != ""
+}
+
+// Redacted is the options set as the history and result.json keep them:
+// a password or token given on the command line is not written down.
+func Redacted(set map[string]string) map[string]string {
+	out := make(map[string]string, len(set))
+	for k, v := range set {
+		switch name, _, withPassword := strings.Cut(v, ":"); {
+		case k == "password" || k == "token":
+			v = "(redacted)"
+		case k == "user" && withPassword:
+			v = name + ":(redacted)"
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/suites"
+)
+
+// Recheck runs the checkers again on a saved run (its output dir or its
+// history file), offline, and writes the verdicts to check/ beside the
+// history, so the run's own result stays as it was. It prints the verdict
+// table and returns the exit code.
+func Recheck(path string, cfg check.Config) (int, error) {
+	h, path, err := LoadSaved(path)
+	if err != nil {
+		return ExitSetup, fmt.Errorf("cannot check: %w", err)
+	}
+	results := suites.Check(h, cfg)
+	r := reports.Summarize(h, results, h.End().Seconds())
+	addProbes(&r)
+	out := filepath.Join(filepath.Dir(path), "check")
+	if err := os.MkdirAll(out, 0o755); err == nil {
+		writeResult(out, r)
+		WriteVisualization(out, results)
+		writePage(out, h, r)
+	}
+	reports.Table(os.Stdout, r)
+	return reports.ExitCode(r.Verdict), nil
+}
+
+// LoadSaved loads a saved run's history from its output dir or its
+// history file, and returns the file's path.
+func LoadSaved(path string) (*history.History, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = history.InDir(path)
+	}
+	h, err := history.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
+	}
+	return h, path, err
+}

@@ -1,0 +1,314 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/targets/sabotage"
+)
+
+// Resolve checks the options against each other and fills in what they
+// imply: the fixture of --endpoints, a seed, the output dir, the fault
+// schedule (planned from Faults or loaded from ScheduleFile), failpoints
+// for failpoint faults, and the Kubernetes workload. A bad combination is
+// a *UsageError naming what to give instead.
+func (o *Options) Resolve() error {
+	if o.Given == nil {
+		o.Given = map[string]string{}
+	}
+	if o.Endpoints != "" {
+		if o.given("fixture") && o.Fixture != "external" {
+			return Usagef("--endpoints goes with --fixture external, not %q", o.Fixture)
+		}
+		o.Fixture = "external"
+	}
+	if err := o.checkTarget(); err != nil {
+		return err
+	}
+	if err := o.checkCommon(); err != nil {
+		return err
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Int64N(1<<31) + 1
+		o.Given["seed"] = fmt.Sprint(o.Seed)
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join("runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), o.Seed))
+	}
+	if err := o.planFaults(); err != nil {
+		return err
+	}
+	oneProcess := o.Fixture == "kine" || o.Fixture == "command"
+	if oneProcess {
+		o.Members = 1
+	}
+	switch {
+	case o.Failpoints && (o.Fixture == "external" || oneProcess):
+		return Usagef("--failpoints (and the failpoint faults) need the process or docker fixture")
+	case !o.Settings.IsZero() && (o.Fixture == "external" || oneProcess):
+		return Usagef("--snapshot-count, --compaction-batch-limit and --watch-progress-notify-interval set the members vigil starts: they need the process or docker fixture")
+	case o.Fixture == "docker":
+		if err := o.checkDocker(); err != nil {
+			return err
+		}
+	case o.Target == "etcd" && o.Fixture == "external" && o.schedule.NeedsLinks():
+		return Usagef("network faults need the process, docker, kine or command fixture")
+	case o.Fixture == "external":
+		sec := o.Security
+		sec.InsecureSkipVerify = sec.InsecureSkipVerify || o.Kube.Server.Insecure
+		o.security = sec.Resolved()
+	}
+	if o.Target == "kube" {
+		return o.resolveKube()
+	}
+	return nil
+}
+
+// checkTarget checks the options that depend on the target.
+func (o *Options) checkTarget() error {
+	switch o.Target {
+	case "kube":
+		return o.checkKube()
+	case "etcd":
+	default:
+		return Usagef("--target %q: want etcd or kube", o.Target)
+	}
+	kineGiven := o.given("kine-version") || o.given("kine-binary") || o.given("kine-backend")
+	switch {
+	case o.Fixture != "process" && o.Fixture != "docker" && o.Fixture != "external" && o.Fixture != "kine" && o.Fixture != "command":
+		return Usagef("--fixture %q: want process, docker, kine, command or external", o.Fixture)
+	case (o.Fixture == "command") != (o.Command != ""):
+		return Usagef("--fixture command and --command go together: --fixture command --command \"/path/to/server --listen 127.0.0.1:{client_port}\"")
+	case o.Fixture != "kine" && kineGiven:
+		return Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+	case o.Kine.check() != nil:
+		return o.Kine.check()
+	case (o.Fixture == "kine" || o.Fixture == "command") && o.given("members") && o.Members != 1:
+		return Usagef("--fixture %s runs one process; --members %d does not apply", o.Fixture, o.Members)
+	case o.Security.given() && o.Fixture != "external":
+		return Usagef("--cacert, --cert, --key, --user and --password reach a cluster you run (--endpoints); " +
+			"for TLS and auth in the cluster vigil starts, give --tls and --auth")
+	case (o.TLS || o.Auth) && o.Fixture != "process":
+		return Usagef("--tls and --auth set up the etcd cluster of the process fixture (--target etcd --fixture process); " +
+			"for your own cluster give --endpoints with --cacert, --cert, --key, --user and --password")
+	case o.Fixture == "external" && o.Endpoints == "":
+		return Usagef("--fixture external needs --endpoints host:port[,host:port...]")
+	case o.Fixture != "external" && o.Fixture != "kine" && o.Fixture != "command" && o.Members != 1 && o.Members != 3 && o.Members != 5:
+		return Usagef("--members %d: want 1, 3 or 5", o.Members)
+	}
+	if err := o.Workload.Validate(); err != nil {
+		return Usagef("%v", err)
+	}
+	return nil
+}
+
+// checkCommon checks the options both targets read.
+func (o *Options) checkCommon() error {
+	switch {
+	case o.Faults != "" && o.ScheduleFile != "":
+		return Usagef("--faults and --schedule exclude each other: a schedule names its faults")
+	case o.Net != "proxy" && o.Net != "netns":
+		return Usagef("--net %q: want proxy or netns", o.Net)
+	case o.Net == "netns" && o.Fixture != "process":
+		return Usagef("--net netns needs the process fixture")
+	case o.FaultInterval <= 0:
+		return Usagef("--fault-interval must be positive")
+	case o.Sabotage == "":
+		return nil
+	}
+	if m, ok := sabotage.Lookup(o.Sabotage); !ok || m.Target != o.Target {
+		names := sabotage.NamesFor(o.Target)
+		hint := didYouMean(o.Sabotage, names)
+		if hint == "" {
+			hint = "; its modes: " + strings.Join(names, ", ")
+		}
+		return Usagef("--sabotage %q: not a mode of --target %s%s (see vigil sabotage list)", o.Sabotage, o.Target, hint)
+	}
+	return o.sabotageFits()
+}
+
+// sabotageFits checks that the run can prove its sabotage mode. A mode
+// that needs frequent compactions gets them unless --compact-every was
+// given; a run shorter than the mode needs is refused.
+func (o *Options) sabotageFits() error {
+	m, _ := sabotage.Lookup(o.Sabotage)
+	if m.CompactEvery > 0 && !o.given("compact-every") && o.Workload.CompactEvery > m.CompactEvery {
+		o.Workload.CompactEvery = m.CompactEvery
+		o.Given["compact-every"] = m.CompactEvery.String()
+		fmt.Fprintf(os.Stderr, "--sabotage %s: compacting every %v (it needs watches that start below a compaction)\n",
+			m.Name, m.CompactEvery)
+	}
+	if err := m.Fits(o.Workload.Duration, o.Workload.CompactEvery); err != nil {
+		return Usagef("%v", err)
+	}
+	return nil
+}
+
+// planFaults loads the schedule or plans one from the seed and the faults
+// named, and turns on what the faults need.
+func (o *Options) planFaults() error {
+	switch {
+	case o.ScheduleFile != "":
+		s, err := chaos.LoadSchedule(o.ScheduleFile)
+		if err != nil {
+			return Usagef("--schedule: %v", err)
+		}
+		o.schedule = s
+	case o.Faults != "":
+		names, err := chaos.ParseList(o.Faults)
+		var unknown *chaos.UnknownFault
+		if errors.As(err, &unknown) {
+			return Usagef("--faults: %v%s", unknown, didYouMean(unknown.Name, chaos.Names()))
+		}
+		if err != nil {
+			return Usagef("--faults: %v", err)
+		}
+		o.schedule = chaos.Plan(o.Seed, names, o.FaultInterval, o.Workload.Duration)
+		if len(o.schedule.Steps) == 0 {
+			return Usagef("--duration %s leaves no room for a fault every %s; lengthen the run or shorten --fault-interval", o.Workload.Duration, o.FaultInterval)
+		}
+	}
+	if o.TLS && o.schedule.NeedsPeerLinks() && o.Net != "netns" {
+		// The proxies tell which member opened a peer connection by its
+		// HTTP headers, which TLS hides; namespaces tell by address.
+		return Usagef("faults on the links between members over --tls need --net netns (partitions): vigil's proxies cannot see which member opened a TLS peer connection")
+	}
+	if o.schedule.NeedsFailpoints() && !o.Failpoints {
+		o.Failpoints = true
+		o.Given["failpoints"] = "true"
+	}
+	return nil
+}
+
+// checkDocker refuses, before anything starts, the faults a cluster in
+// Docker cannot take.
+func (o *Options) checkDocker() error {
+	// Every fault asked for, not only those the seeded plan fitted into
+	// the run: a refusal must not depend on the seed.
+	names := append([]string(nil), o.schedule.Faults...)
+	for _, st := range o.schedule.Steps {
+		names = append(names, st.Fault)
+	}
+	for _, name := range names {
+		if err := chaos.DockerRefuses(name); err != nil {
+			return Usagef("--fixture docker: %v", err)
+		}
+	}
+	return nil
+}
+
+// check validates the kine backend.
+func (k KineOptions) check() error {
+	if !slices.Contains(kine.Backends(), k.Backend) {
+		return Usagef("--kine-backend %q: want %s", k.Backend, strings.Join(kine.Backends(), ", "))
+	}
+	return nil
+}
+
+// checkKube validates a --target kube run; it takes the place of the etcd
+// target's checks.
+func (o *Options) checkKube() error {
+	k := &o.Kube
+	external := k.Server.named()
+	if external && !o.given("fixture") {
+		o.Fixture = "external"
+	}
+	kineGiven := o.given("kine-version") || o.given("kine-binary") || o.given("kine-backend")
+	apiFlags := []string{"apiservers", "watch-cache", "kube-compaction-interval", "feature-gates", "kube-version", "kube-apiserver-binary"}
+	switch {
+	case o.Endpoints != "":
+		return Usagef("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	case o.Fixture != "process" && o.Fixture != "docker" && o.Fixture != "external":
+		return Usagef("--fixture %q: want process, docker or external", o.Fixture)
+	case o.Fixture == "external" && !external:
+		return Usagef("--fixture external needs --server URL with --token and --ca-file (or --insecure-skip-tls-verify), or --kubeconfig FILE")
+	case o.Fixture != "external" && external:
+		return Usagef("--server and --kubeconfig name a server you run; they go with --fixture external, not %q", o.Fixture)
+	case o.Fixture != "external" && k.Server.credentials():
+		return Usagef("--token, --ca-file and --insecure-skip-tls-verify are for --fixture external; vigil makes its own for the API servers it runs")
+	case o.Fixture != "external" && k.Store != "kine" && o.Members != 1 && o.Members != 3 && o.Members != 5:
+		return Usagef("--members %d: want 1, 3 or 5", o.Members)
+	case k.Store != "etcd" && k.Store != "kine":
+		return Usagef("--store %q: want etcd or kine", k.Store)
+	case k.Store == "kine" && o.Fixture != "process":
+		return Usagef("--store kine runs kine under the API servers vigil starts: it needs the process fixture, not %q", o.Fixture)
+	case k.Store == "kine" && o.given("members") && o.Members != 1:
+		return Usagef("--store kine is one kine process; --members %d does not apply", o.Members)
+	case k.Store != "kine" && kineGiven:
+		return Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine or --store kine")
+	case o.Kine.check() != nil:
+		return o.Kine.check()
+	case k.APIServers != 1 && k.APIServers != 2:
+		return Usagef("--apiservers %d: want 1 or 2", k.APIServers)
+	case o.Fixture == "external" && slices.ContainsFunc(apiFlags, o.given):
+		return Usagef("--apiservers, --watch-cache, --kube-compaction-interval, --feature-gates, --kube-version and --kube-apiserver-binary configure the API servers vigil runs; not with --fixture external")
+	case o.Security.given():
+		return Usagef("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
+	case o.TLS || o.Auth:
+		return Usagef("--tls and --auth set up the etcd cluster of the process fixture (--target etcd --fixture process); " +
+			"for your own cluster give --endpoints with --cacert, --cert, --key, --user and --password")
+	}
+	if k.Store == "kine" {
+		o.Members = 1
+	}
+	r, ok := kube.ResourceNamed(k.ResourceName)
+	if !ok {
+		return Usagef("--resource %q: want configmaps or crd", k.ResourceName)
+	}
+	k.resource = r
+	server, err := k.Server.config()
+	if err != nil {
+		return err
+	}
+	if server != nil {
+		k.servers = []kube.Config{*server}
+	}
+	return nil
+}
+
+// resolveKube sizes the Kubernetes workload: the workload options, where
+// given, override its own defaults (lighter than the etcd workload's).
+func (o *Options) resolveKube() error {
+	w := suites.DefaultKubeWorkload()
+	w.Duration = o.Workload.Duration
+	if o.given("clients") {
+		w.Writers = o.Workload.Clients
+	}
+	if o.given("rate") {
+		w.Rate = o.Workload.Rate
+	}
+	if o.given("keys") {
+		w.Objects = o.Workload.Keys
+	}
+	if o.given("watchers") {
+		// Two thirds informers, the rest streaming-list watchers.
+		w.Informers = o.Workload.Watchers - o.Workload.Watchers/3
+		w.Streamers = o.Workload.Watchers / 3
+	}
+	if o.given("compact-every") {
+		w.CompactEvery = o.Workload.CompactEvery
+	}
+	if o.given("watch-bound") {
+		w.FinalTimeout = o.Workload.FinalTimeout
+	}
+	if !o.given("start-timeout") {
+		// etcd, then one or two API servers (each ready in about 15 s, more
+		// on a loaded machine).
+		o.StartTimeout = 3 * time.Minute
+	}
+	if err := w.Validate(); err != nil {
+		return Usagef("%v", err)
+	}
+	o.Kube.workload = w
+	return nil
+}

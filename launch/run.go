@@ -1,0 +1,274 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/runs"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/targets/sabotage"
+)
+
+// Exit codes of a run: 0 every check passed, 1 a violation was found, 2
+// no violation but some check is unknown, 3 usage or setup error.
+const (
+	ExitPass    = 0
+	ExitFail    = 1
+	ExitUnknown = 2
+	ExitSetup   = 3
+)
+
+// Run runs the resolved options: it makes the output dir, starts the
+// system under test, runs the workload with the faults, stops the system,
+// checks the history and writes the reports, then prints the verdict
+// table. It returns the exit code; the error says why a run could not be
+// made or judged. Canceling ctx (Ctrl-C) stops the run: its partial
+// history is written with verdict error.
+func Run(ctx context.Context, o *Options) (int, error) {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return ExitSetup, SetupError(err)
+	}
+	// Saved before the run, so that even a crashed run can be replayed.
+	if len(o.schedule.Steps) > 0 {
+		if err := o.schedule.Save(filepath.Join(o.Out, chaos.ScheduleFile)); err != nil {
+			return ExitSetup, SetupError(err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", o.Vigil, o.Seed, o.Out)
+	// Registered, vigil cleanup finds the run if vigil is killed.
+	if unregister, err := runs.Register(o.Out); err == nil {
+		defer unregister()
+	}
+	setup := suites.Setup{Seed: o.Seed, StartTimeout: o.StartTimeout, Net: o.network()}
+	var out *suites.Outcome
+	var err error
+	stopped := "cluster"
+	if o.Target == "kube" {
+		stopped = "API servers and cluster"
+		out, err = o.runKube(ctx, setup)
+	} else {
+		out, err = o.runEtcd(ctx, setup)
+	}
+	var failed errConformFailed
+	if errors.As(err, &failed) {
+		return ExitFail, failed.err
+	}
+	if err != nil {
+		return ExitSetup, o.setupFailed(err)
+	}
+	return o.finish(out, stopped)
+}
+
+// network is how faults reach the links: a proxy in front of every
+// listener or a namespace per member ("" for none, or a fixture in
+// Docker, which has its own network).
+func (o *Options) network() string {
+	switch {
+	case o.Net == "netns":
+		return "netns"
+	case o.Fixture == "docker" || o.Fixture == "external":
+		return ""
+	case o.schedule.NeedsLinks():
+		return "proxy"
+	}
+	return ""
+}
+
+func (o *Options) runEtcd(ctx context.Context, setup suites.Setup) (*suites.Outcome, error) {
+	setup.Fixture = func(ctx context.Context, net fixtures.Network) (fixtures.Fixture, chaos.Links, error) {
+		fx, err := o.etcdFixture(ctx, net)
+		if err != nil {
+			return nil, nil, err
+		}
+		links, err := o.links(fx)
+		return fx, links, err
+	}
+	return suites.Execute(ctx, setup, func(ctx context.Context, fx fixtures.Fixture, links chaos.Links) (*suites.Outcome, error) {
+		if c, ok := fx.(*etcdproc.Cluster); ok && (o.TLS || o.Auth) {
+			o.security = c.Security()
+		}
+		fmt.Fprintf(os.Stderr, "cluster up: %s; running the workload for %s\n", strings.Join(fx.Endpoints(), ","), o.Workload.Duration)
+		if o.Conform {
+			if ok, err := o.conformFirst(ctx, fx.Endpoints()); err != nil || !ok {
+				return nil, errConformFailed{err}
+			}
+		}
+		return suites.RunEtcd(ctx, fx, suites.Config{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Security: o.security,
+			Workload: o.Workload, Checks: o.checkConfig(), Progress: os.Stderr, Schedule: o.schedule, Links: links, Sabotage: o.Sabotage,
+			Logf: logf})
+	})
+}
+
+func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outcome, error) {
+	var servers func() []kube.Config // the API servers, once the fixture is up
+	setup.Fixture = func(ctx context.Context, net fixtures.Network) (fixtures.Fixture, chaos.Links, error) {
+		fx, list, err := o.kubeFixture(ctx, net)
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = list
+		links, err := o.links(fx)
+		return fx, links, err
+	}
+	return suites.Execute(ctx, setup, func(ctx context.Context, fx fixtures.Fixture, links chaos.Links) (*suites.Outcome, error) {
+		var etcd, urls []string
+		if o.Fixture != "external" {
+			etcd = fx.Endpoints()
+		}
+		for _, s := range servers() {
+			urls = append(urls, s.Server)
+		}
+		fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), o.Kube.workload.Duration)
+		return suites.RunKube(ctx, fx, suites.KubeConfig{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given),
+			Workload: o.Kube.workload, Checks: o.checkConfig(), Servers: servers(), Etcd: etcd, Resource: o.Kube.resource,
+			DeleteNamespace: o.Fixture == "external", Schedule: o.schedule, Links: links, Sabotage: o.Sabotage,
+			Progress: os.Stderr, Logf: logf})
+	})
+}
+
+// errConformFailed: Conform found a probe failing (err nil) or could not
+// run the probes; the workload was not run.
+type errConformFailed struct{ err error }
+
+func (e errConformFailed) Error() string {
+	if e.err == nil {
+		return "conformance probes failed"
+	}
+	return e.err.Error()
+}
+
+// finish writes the reports of a run whose system under test (named by
+// stopped) is already stopped, prints the verdict table, and returns the
+// exit code. An interrupted run gets verdict error and its partial history.
+func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
+	if out.Interrupted {
+		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
+		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
+		writeResult(o.Out, r)
+		o.tidy(r.Verdict)
+		writePage(o.Out, out.History, r)
+		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, o.Out)
+		return ExitSetup, nil
+	}
+	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
+	addProbes(&r)
+	if err := writeResult(o.Out, r); err != nil {
+		return ExitSetup, err
+	}
+	WriteVisualization(o.Out, out.Results)
+	o.tidy(r.Verdict)
+	writePage(o.Out, out.History, r)
+	reports.Table(os.Stdout, r)
+	if o.Sabotage != "" {
+		reportSabotage(o.Sabotage, out.History, out.Results)
+	}
+	fmt.Printf("results in %s (report.html to look at)\n", o.Out)
+	return reports.ExitCode(r.Verdict), nil
+}
+
+// WriteVisualization draws kv/linearizable's view into dir and says
+// where; a drawing that fails is reported, not fatal: the verdicts stand.
+func WriteVisualization(dir string, results []check.Result) {
+	path, what, err := reports.WriteVisualization(dir, results)
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
+	case path != "":
+		fmt.Fprintf(os.Stderr, "linearizability view: %s (%s)\n", path, what)
+	}
+}
+
+// writePage writes report.html; a run's verdict does not depend on it,
+// so a failure to draw it is said, not fatal.
+func writePage(dir string, h *history.History, r reports.Result) {
+	if err := reports.WritePage(dir, h, r); err != nil {
+		fmt.Fprintf(os.Stderr, "vigil: writing %s: %v\n", reports.PageFile, err)
+	}
+}
+
+// writeResult writes result.json and junit.xml.
+func writeResult(dir string, r reports.Result) error {
+	if err := reports.WriteJSON(dir, r); err != nil {
+		return err
+	}
+	return reports.WriteJUnit(dir, r)
+}
+
+// tidy shrinks a finished run's output dir: the history gzipped with
+// Compress, and after a passing run the members' data dirs (most of a
+// run's bytes) removed unless KeepData. A failed run keeps its data for
+// triage. What cannot be tidied is said, not fatal.
+func (o *Options) tidy(verdict string) {
+	if o.Compress {
+		if _, err := history.Compress(filepath.Join(o.Out, history.FileName)); err != nil {
+			fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
+		}
+	}
+	if o.KeepData || verdict != string(check.Pass) {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(o.Out, "members", "*", "data"))
+	var freed int64
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				if info, err := e.Info(); err == nil {
+					freed += info.Size()
+				}
+			}
+			return nil
+		})
+		if err := os.RemoveAll(d); err != nil {
+			fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
+		}
+	}
+	if len(dirs) > 0 {
+		fmt.Fprintf(os.Stderr, "removed the members' data dirs (%d MB) of the passing run; --keep-data keeps them\n", freed>>20)
+	}
+}
+
+// setupFailed writes a result.json saying why the run could not be made,
+// so a CI job finds the reason next to the logs.
+func (o *Options) setupFailed(err error) error {
+	err = SetupError(err)
+	r := reports.Result{Format: reports.ResultFormat, Vigil: o.Vigil, Flags: Redacted(o.Given), Verdict: reports.VerdictError,
+		Reason: err.Error(), SetupFailed: true, Seed: o.Seed, Target: history.Target{Kind: o.Target, Fixture: o.Fixture},
+		Checks: []check.Result{}}
+	writeResult(o.Out, r)
+	return err
+}
+
+// reportSabotage says after the table whether the sabotage was injected and
+// what the check it names made of it.
+func reportSabotage(mode string, h *history.History, results []check.Result) {
+	m, _ := sabotage.Lookup(mode)
+	verdict := check.Verdict("not run")
+	for _, r := range results {
+		if r.Name == m.Check {
+			verdict = r.Verdict
+		}
+	}
+	n := 0
+	for _, f := range h.Faults {
+		if f.Name == sabotage.FaultName(mode) {
+			n++
+			fmt.Printf("sabotage %s at %.2fs (client %s): %s\n", mode, f.Start.Seconds(), f.Details["client"], f.Details["what"])
+		}
+	}
+	if n == 0 {
+		fmt.Printf("sabotage %s: no opportunity arose, nothing was injected\n", mode)
+	}
+	fmt.Printf("sabotage %s must trip %s: %s\n", mode, m.Check, verdict)
+}
