@@ -1,11 +1,14 @@
 package docs
 
 import (
+	"go/scanner"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -239,6 +242,55 @@ func TestExcusesHeldByTests(t *testing.T) {
 			if !strings.Contains(sec, "`"+c.Name+"`") {
 				t.Errorf("docs/checks.md's excuses say nothing of %s", c.Name)
 			}
+		}
+	}
+}
+
+// TestCheckNamesWrittenOnce: a check's name is a string literal in one
+// place of the non-test code, its family's constant; the registry, the
+// SHOULD list, the sabotage modes and the reports read that constant.
+// The conformance probes are skipped: a probe has a name of its own,
+// which may equal the name of the check it isolates.
+func TestCheckNamesWrittenOnce(t *testing.T) {
+	names := map[string]bool{}
+	for _, cs := range [][]check.Check{checkers.Etcd(), checkers.Kube()} {
+		for _, c := range cs {
+			names[strconv.Quote(c.Name)] = true
+		}
+	}
+	found := map[string][]string{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "conformance"):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fset := token.NewFileSet()
+		var s scanner.Scanner
+		s.Init(fset.AddFile(path, -1, len(src)), src, nil, 0)
+		for {
+			_, tok, lit := s.Scan()
+			if tok == token.EOF {
+				return nil
+			}
+			if tok == token.STRING && names[lit] {
+				found[lit] = append(found[lit], path)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range names {
+		if len(found[n]) != 1 {
+			t.Errorf("check %s is written as a string in non-test code %d times, want once: %v", n, len(found[n]), found[n])
 		}
 	}
 }

@@ -16,6 +16,10 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	kubecheck "github.com/vigil-suite/vigil/checkers/kube"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
+	"github.com/vigil-suite/vigil/checkers/watch"
 )
 
 // Mode is one semantic bug the Saboteur can inject.
@@ -51,48 +55,48 @@ var (
 )
 
 var modes = []Mode{
-	{Name: "drop-event", Check: "watch/reliable", arm: common, maxSkip: 2,
+	{Name: "drop-event", Check: watch.NameReliable, arm: common, maxSkip: 2,
 		Description: "drops one event from a watch response mid-stream (never the watch's first or last event)"},
-	{Name: "duplicate-event", Check: "watch/unique", arm: common, maxSkip: 2,
+	{Name: "duplicate-event", Check: watch.NameUnique, arm: common, maxSkip: 2,
 		Description: "delivers one watch event twice, the copy right after the original"},
-	{Name: "reorder-events", Check: "watch/ordered", arm: common, maxSkip: 2,
+	{Name: "reorder-events", Check: watch.NameOrdered, arm: common, maxSkip: 2,
 		Description: "holds one watch response back and delivers it after the next one"},
-	{Name: "split-revision", Check: "watch/atomic", arm: common, maxSkip: 2,
+	{Name: "split-revision", Check: watch.NameAtomic, arm: common, maxSkip: 2,
 		Description: "delivers the events of one multi-key txn revision in two watch responses"},
-	{Name: "stale-read", Check: "kv/linearizable", arm: common, maxSkip: 2,
+	{Name: "stale-read", Check: linearizable.Name, arm: common, maxSkip: 2,
 		Description: "answers a linearizable get with an older response for the same key, after a newer write to it was acknowledged"},
-	{Name: "future-progress", Check: "watch/bookmarkable", arm: common, maxSkip: 2,
+	{Name: "future-progress", Check: watch.NameBookmarkable, arm: common, maxSkip: 2,
 		Description: "sends a progress notification at the revision of events not yet delivered, then delivers them"},
-	{Name: "wrong-prev-kv", Check: "watch/prev-kv", arm: common, maxSkip: 2,
+	{Name: "wrong-prev-kv", Check: watch.NamePrevKV, arm: common, maxSkip: 2,
 		Description: "alters the prev_kv of one event on a prev_kv watch (an older value of the key, or one never written)"},
-	{Name: "fake-create", Check: "watch/is-create", arm: common, maxSkip: 2,
+	{Name: "fake-create", Check: watch.NameIsCreate, arm: common, maxSkip: 2,
 		Description: "marks a put on an existing key as a create (version 1, create revision = mod revision)"},
-	{Name: "resume-late", Check: "watch/resumable", arm: early, maxSkip: 1,
+	{Name: "resume-late", Check: watch.NameResumable, arm: early, maxSkip: 1,
 		Description: "a watch started at an explicit revision silently skips the first revision it would deliver"},
 	// With the default compaction every 8 s, a 10 s run had no watch start
 	// below a compaction at any of seeds 1-6; every 2 s, all six caught it.
-	{Name: "compaction-silent", Check: "watch/resumable", arm: first, maxSkip: 0, CompactEvery: 2 * time.Second,
+	{Name: "compaction-silent", Check: watch.NameResumable, arm: first, maxSkip: 0, CompactEvery: 2 * time.Second,
 		Description: "a watch the server cancels as compacted is silently restarted at the compact revision on the same stream"},
-	{Name: "lost-write", Check: "kv/linearizable", arm: common, maxSkip: 2,
+	{Name: "lost-write", Check: linearizable.Name, arm: common, maxSkip: 2,
 		Description: "acknowledges one put without sending it, with the header of the client's previous answer"},
-	{Name: "ghost-value", Check: "kv/linearizable", arm: common, maxSkip: 2,
+	{Name: "ghost-value", Check: linearizable.Name, arm: common, maxSkip: 2,
 		Description: "a linearizable get returns a value nobody wrote (\"ghost.<n>\"), other fields kept"},
-	{Name: "out-of-filter", Check: "watch/filter", arm: common, maxSkip: 2,
+	{Name: "out-of-filter", Check: watch.NameFilter, arm: common, maxSkip: 2,
 		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
 			"filtered watch, else a key outside the watched range"},
 
-	{Name: "kube-drop-event", Check: "kube/watch-from-rv", Target: TargetKube, arm: common, maxSkip: 2,
+	{Name: "kube-drop-event", Check: kubecheck.NameWatchFromRV, Target: TargetKube, arm: common, maxSkip: 2,
 		Description: "drops one change from a Kubernetes watch after its initial state (never its first two changes or its last)"},
-	{Name: "stale-list", Check: "kube/consistent-read", Target: TargetKube, arm: common, maxSkip: 0,
+	{Name: "stale-list", Check: kubecheck.NameConsistentRead, Target: TargetKube, arm: common, maxSkip: 0,
 		Description: "answers a consistent list (resourceVersion unset) with the previous one, though a write at a higher resourceVersion was acknowledged since"},
 	// A short run opens only a few streaming lists, seconds apart (each
 	// streamer's watches last 3-8 s, half of them streaming lists): armed
 	// at 10-30% of a 12 s run, the mode missed every one left in 1 of 6.
-	{Name: "missing-initial-events-end", Check: "kube/watchlist-initial-events", Target: TargetKube, arm: first, maxSkip: 1,
+	{Name: "missing-initial-events-end", Check: kubecheck.NameWatchlistInitial, Target: TargetKube, arm: first, maxSkip: 1,
 		Description: "drops the BOOKMARK annotated k8s.io/initial-events-end from a streaming list (sendInitialEvents=true)"},
-	{Name: "conflict-not-detected", Check: "kube/optimistic-concurrency", Target: TargetKube, arm: early, maxSkip: 0,
+	{Name: "conflict-not-detected", Check: kubecheck.NameOptimisticConcurrency, Target: TargetKube, arm: early, maxSkip: 0,
 		Description: "an update the server refused with 409 (stale resourceVersion) is sent again without the precondition and reported as accepted"},
-	{Name: "rv-regression", Check: "kube/watch-ordered", Target: TargetKube, arm: common, maxSkip: 2,
+	{Name: "rv-regression", Check: kubecheck.NameWatchOrdered, Target: TargetKube, arm: common, maxSkip: 2,
 		Description: "one watch event after the initial state carries a resourceVersion below the change delivered before it"},
 }
 
