@@ -21,7 +21,7 @@ func RunEtcd(t *testing.T, cfg EtcdConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subtests(t, results)
+	Subtests(t, results)
 }
 
 // RunKube runs every Kubernetes probe against cfg.Server (on ConfigMaps
@@ -36,10 +36,15 @@ func RunKube(t *testing.T, cfg KubeConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subtests(t, results)
+	Subtests(t, results)
 }
 
-func subtests(t *testing.T, results []Result) {
+// Subtests reports each result as a subtest of t, named after its probe:
+// a pass passes; a skipped, unsupported or documented probe skips with its
+// reason; any other verdict fails with the expectation and the requests
+// and answers. No result at all fails t: a gate that ran nothing must not
+// read green.
+func Subtests(t *testing.T, results []Result) {
 	t.Helper()
 	if len(results) == 0 {
 		// A gate that ran nothing must not read green (a mistyped Only).
@@ -54,7 +59,7 @@ func subtests(t *testing.T, results []Result) {
 			default:
 				var b strings.Builder
 				for _, s := range r.Transcript {
-					b.WriteString("\n  " + stepText(s))
+					b.WriteString("\n  " + s.String())
 				}
 				t.Errorf("%s: %s\n%s%s\nrequests and answers:%s", r.Verdict, r.Title, r.Failure, strings.Join(r.Diff, "\n"), b.String())
 			}

@@ -145,7 +145,7 @@ func (k *K) RVNum(rv string) int64 {
 }
 
 // Skip ends the probe as skipped, with the reason.
-func (k *K) Skip(reason string) { panic(probeSkip{reason}) }
+func (k *K) Skip(reason string) { SkipProbe(reason) }
 
 // Q builds a query from key, value pairs.
 func Q(kv ...string) url.Values {
@@ -517,7 +517,7 @@ func RunKubeProbes(ctx context.Context, cfg KubeConfig, probes []KubeProbe) ([]R
 	for _, r := range cfg.Resources {
 		want := false
 		for _, p := range probes {
-			want = want || selected(kubeProbeName(p.Name, r), cfg.Only)
+			want = want || Selected(kubeProbeName(p.Name, r), cfg.Only)
 		}
 		if !want {
 			continue
@@ -537,7 +537,7 @@ func RunKubeProbes(ctx context.Context, cfg KubeConfig, probes []KubeProbe) ([]R
 		}
 		for i, p := range probes {
 			name := kubeProbeName(p.Name, r)
-			if !selected(name, cfg.Only) {
+			if !Selected(name, cfg.Only) {
 				continue
 			}
 			ns := fmt.Sprintf("%s-%s-%d", run, strings.ToLower(r.Kind), i)
@@ -575,8 +575,8 @@ func runKubeProbe(ctx context.Context, cfg KubeConfig, admin *kube.Client, pr Ku
 		c.WrapTransport(cfg.Wrap)
 	}
 	k := &K{Ctx: pctx, NS: ns, Res: r, Custom: r.Group != "", cfg: cfg, c: c, rec: &kubeRecorder{}}
-	k.Gomega = gomega.NewGomega(func(msg string, _ ...int) { panic(probeFail{msg}) })
-	res.Verdict, res.Reason, res.Failure = runGuarded(func() { pr.Run(k) })
+	k.Gomega = gomega.NewGomega(func(msg string, _ ...int) { FailProbe(msg) })
+	res.Verdict, res.Reason, res.Failure = RunGuarded(func() { pr.Run(k) })
 	if res.Verdict == Fail && pctx.Err() != nil && ctx.Err() == nil {
 		res.Failure = fmt.Sprintf("the probe ran out of its %v: %s", cfg.Timeout, res.Failure)
 	}
@@ -584,7 +584,7 @@ func runKubeProbe(ctx context.Context, cfg KubeConfig, admin *kube.Client, pr Ku
 	if res.Verdict == Fail && notServed(steps) {
 		res.Verdict, res.Reason = Unsupported, "the server does not serve a request of the probe (404 on the resource's path or 405)"
 	}
-	res.kubeRepro = &kubeReproData{steps: steps, ns: ns}
+	res.SetReproduction("kube", (&kubeReproData{steps: steps, ns: ns}).reproduction)
 	n := newKubeNormalizer(ns, steps)
 	branched := false
 	for _, s := range steps {
@@ -631,11 +631,11 @@ func notServed(steps []kubeStep) bool {
 type kubeNormalizer struct {
 	ns     string
 	rvs    []int64 // the object RVs of the transcript, sorted
-	tokens tokens
+	tokens Tokens
 }
 
 func newKubeNormalizer(ns string, steps []kubeStep) *kubeNormalizer {
-	n := &kubeNormalizer{ns: ns, tokens: tokens{}}
+	n := &kubeNormalizer{ns: ns, tokens: Tokens{}}
 	seen := map[int64]bool{}
 	var collect func(v any)
 	collect = func(v any) {
@@ -737,12 +737,12 @@ func (n *kubeNormalizer) walk(field string, v any) any {
 		case "resourceVersion":
 			return n.rv(x)
 		case "uid":
-			return n.tokens.token("uid", x)
+			return n.tokens.Token("uid", x)
 		case "continue":
 			if x == "" {
 				return x
 			}
-			return n.tokens.token("continue", x)
+			return n.tokens.Token("continue", x)
 		case "namespace":
 			if x == n.ns {
 				return "{ns}"

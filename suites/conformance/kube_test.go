@@ -84,7 +84,7 @@ func TestKubeProbesOnKubeAPIServer(t *testing.T) {
 				case !known && r.Verdict != Pass:
 					t.Errorf("%s: %s %s%s", r.Name, r.Verdict, r.Reason, r.Failure)
 					for _, s := range r.Transcript {
-						t.Logf("   %s", stepText(s))
+						t.Logf("   %s", s.String())
 					}
 				}
 			}

@@ -32,8 +32,8 @@ func NewReport(target, reference string, results []Result) Report {
 	r := Report{Format: 1, Target: target, Family: "etcd", Reference: reference, Results: results, Counts: map[Verdict]int{}}
 	for _, x := range results {
 		r.Counts[x.Verdict]++
-		if x.kubeRepro != nil {
-			r.Family = "kube"
+		if x.family != "" {
+			r.Family = x.family
 		}
 	}
 	return r
@@ -110,11 +110,11 @@ func (r Report) Table(w io.Writer) {
 		}
 		fmt.Fprintln(w, "  requests and answers:")
 		for _, s := range x.Transcript {
-			fmt.Fprintf(w, "    %s\n", stepText(s))
+			fmt.Fprintf(w, "    %s\n", s.String())
 		}
 		flag := ""
-		if r.Family == "kube" {
-			flag = "--target kube "
+		if r.Family != "etcd" {
+			flag = "--target " + r.Family + " "
 		}
 		fmt.Fprintf(w, "  reproduce: vigil conform %s--only %s; a standalone Go program: vigil conform %s--repro %s\n", flag, x.Name, flag, x.Name)
 	}
