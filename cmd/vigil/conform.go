@@ -16,6 +16,7 @@ import (
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/suites/conformance"
+	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
@@ -95,7 +96,7 @@ func (o *conformFlags) run(fs *flag.FlagSet) (int, error) {
 		if err := o.kube.check(); err != nil {
 			return exitSetup, err
 		}
-		probes = conformance.KubeProbeInfos(o.kube.res)
+		probes = kubeprobes.Infos(o.kube.res)
 	default:
 		return exitSetup, usageError("--target %q: etcd or kube", o.target)
 	}
@@ -300,12 +301,12 @@ func (k *conformKube) servers(ctx context.Context, out, etcdVersion, reference s
 			return probed{}, err
 		}
 		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over etcd %s, started by vigil", version, cache, etcdVersion),
-			run: k.probesAt(conformance.KubeConfig{Server: srv, Compact: compact, Resources: k.res, Only: only}), stop: stop}, nil
+			run: k.probesAt(kubeprobes.Config{Server: srv, Compact: compact, Resources: k.res, Only: only}), stop: stop}, nil
 	}
 	var target probed
 	if k.external != nil {
 		target = probed{name: "Kubernetes API server at " + k.external.Server,
-			run: k.probesAt(conformance.KubeConfig{Server: *k.external, Resources: k.res, Only: only})}
+			run: k.probesAt(kubeprobes.Config{Server: *k.external, Resources: k.res, Only: only})}
 	} else {
 		var err error
 		if target, err = start(k.version, "target"); err != nil {
@@ -328,9 +329,9 @@ func (k *conformKube) servers(ctx context.Context, out, etcdVersion, reference s
 	}, nil
 }
 
-func (k *conformKube) probesAt(cfg conformance.KubeConfig) func(context.Context) ([]conformance.Result, error) {
+func (k *conformKube) probesAt(cfg kubeprobes.Config) func(context.Context) ([]conformance.Result, error) {
 	return func(ctx context.Context) ([]conformance.Result, error) {
-		return conformance.RunKubeProbes(ctx, cfg, conformance.KubeProbes())
+		return kubeprobes.Run(ctx, cfg, kubeprobes.Probes())
 	}
 }
 

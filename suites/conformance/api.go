@@ -15,24 +15,11 @@ import (
 //	func TestMyServerConforms(t *testing.T) {
 //		conformance.RunEtcd(t, conformance.EtcdConfig{Endpoints: []string{addr}})
 //	}
+//
+// kubeprobes.RunTest does the same for a Kubernetes-API server.
 func RunEtcd(t *testing.T, cfg EtcdConfig) {
 	t.Helper()
 	results, err := RunEtcdProbes(context.Background(), cfg, EtcdProbes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	Subtests(t, results)
-}
-
-// RunKube runs every Kubernetes probe against cfg.Server (on ConfigMaps
-// and vigil's custom resource, unless cfg.Resources says otherwise) as
-// subtests of t, as RunEtcd does for etcd:
-//
-//	conformance.RunKube(t, conformance.KubeConfig{Server: kube.Config{
-//		Server: "https://127.0.0.1:6443", Token: token, CAFile: "ca.pem"}})
-func RunKube(t *testing.T, cfg KubeConfig) {
-	t.Helper()
-	results, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -221,6 +222,32 @@ func HeadRevision(ctx context.Context, endpoint string, sec fixtures.Security) (
 		return 0, err
 	}
 	return r.Header.Revision, nil
+}
+
+// EtcdCompactor returns a function that compacts the etcd under an API
+// server (at endpoints) at revision rev, or at its current revision when
+// rev is 0: the Compact of kubeprobes.Config for a kube-apiserver vigil
+// started, whose resourceVersions are that etcd's revisions.
+func EtcdCompactor(endpoints []string) func(ctx context.Context, rev int64) error {
+	return func(ctx context.Context, rev int64) error {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		if rev == 0 {
+			head, err := cli.Get(ctx, "/vigil-conform-head")
+			if err != nil {
+				return err
+			}
+			rev = head.Header.Revision
+		}
+		_, err = cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return nil // compacted past rev already: what the probe needs
+		}
+		return err
+	}
 }
 
 // otherWrites watches the whole keyspace while a probe runs, to tell a

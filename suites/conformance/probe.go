@@ -1,6 +1,9 @@
-// Package conformance holds vigil's deterministic conformance probes: each
-// probe is one behaviour of the etcd v3 API or of the Kubernetes API, a
-// handful of requests on a key prefix (or namespace) of its own, with exact
+// Package conformance holds vigil's deterministic conformance probes of the
+// etcd v3 API, and the framework every family of probes shares (verdicts,
+// results, transcripts and their normalization, reports, limitations,
+// reproductions); the Kubernetes API's probes are in package kubeprobes,
+// on the same framework. Each probe is one behaviour of the API, a handful
+// of requests on a key prefix (or namespace) of its own, with exact
 // expectations written as gomega assertions. Every request and answer a
 // probe makes is kept in its transcript, normalized (revisions relative to
 // the probe's own start, ids and times masked), so that a run against the
@@ -8,7 +11,7 @@
 // that a failure comes with a standalone reproduction.
 //
 // The probes run from `vigil conform` and from another module's `go test`
-// (RunEtcd, RunKube), each probe a subtest.
+// (RunEtcd, kubeprobes.RunTest), each probe a subtest.
 package conformance
 
 import (

@@ -170,19 +170,14 @@ func (r Report) Write(dir string) error {
 		map[string]string{"target": r.Target, "family": r.Family, "reference": r.Reference})
 }
 
-// ProbesFor lists the probes that isolate a chaos-run check, for the hint
-// a failed run prints: etcd probes by name, Kubernetes probes by their
-// behaviour's prefix (every resource).
-func ProbesFor(check string) []string {
+// EtcdProbesFor lists the etcd probes that isolate a chaos-run check, for
+// the hint a failed run prints (kubeprobes.ProbesFor lists the Kubernetes
+// ones).
+func EtcdProbesFor(check string) []string {
 	var out []string
 	for _, p := range EtcdProbes() {
 		if slices.Contains(p.Checks, check) {
 			out = append(out, p.Name)
-		}
-	}
-	for _, p := range KubeProbes() {
-		if slices.Contains(p.Checks, check) {
-			out = append(out, p.Name+"@")
 		}
 	}
 	return out
