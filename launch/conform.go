@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/suites/conformance"
+	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
@@ -192,7 +193,7 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return conformance.KubeProbeInfos(res), res, external, nil
+	return kubeprobes.Infos(res), res, external, nil
 }
 
 // probed is a server the probes run against: its name in the report, the
@@ -323,9 +324,9 @@ func startFixture(ctx context.Context, fx fixtures.Fixture, timeout time.Duratio
 // none is named) and, unless the reference is none, how to start the
 // reference kube-apiserver, with the same watch-cache setting.
 func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, external *kube.Config, only []string) (probed, func() (probed, error), error) {
-	probesAt := func(cfg conformance.KubeConfig) func(context.Context) ([]conformance.Result, error) {
+	probesAt := func(cfg kubeprobes.Config) func(context.Context) ([]conformance.Result, error) {
 		return func(ctx context.Context) ([]conformance.Result, error) {
-			return conformance.RunKubeProbes(ctx, cfg, conformance.KubeProbes())
+			return kubeprobes.Run(ctx, cfg, kubeprobes.Probes())
 		}
 	}
 	cache := map[bool]string{true: "on", false: "off"}[o.WatchCache]
@@ -337,13 +338,13 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 		s := fx.Servers()
 		srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
 		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over etcd %s, started by vigil", version, cache, o.EtcdVersion),
-			run:  probesAt(conformance.KubeConfig{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints()), Resources: res, Only: only}),
+			run:  probesAt(kubeprobes.Config{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints()), Resources: res, Only: only}),
 			stop: func() { fx.Stop() }}, nil
 	}
 	var target probed
 	if external != nil {
 		target = probed{name: "Kubernetes API server at " + external.Server,
-			run: probesAt(conformance.KubeConfig{Server: *external, Resources: res, Only: only})}
+			run: probesAt(kubeprobes.Config{Server: *external, Resources: res, Only: only})}
 	} else {
 		var err error
 		if target, err = start(o.KubeVersion, "target"); err != nil {

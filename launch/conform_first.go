@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites/conformance"
+	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 )
 
 // addProbes names, in each finding, the conformance probes that isolate
@@ -15,7 +16,8 @@ import (
 // sits in a randomized history.
 func addProbes(r *reports.Result) {
 	for i := range r.Findings {
-		r.Findings[i].Probes = conformance.ProbesFor(r.Findings[i].Check)
+		check := r.Findings[i].Check
+		r.Findings[i].Probes = append(conformance.EtcdProbesFor(check), kubeprobes.ProbesFor(check)...)
 	}
 }
 

@@ -15,31 +15,23 @@ import (
 //	func TestMyServerConforms(t *testing.T) {
 //		conformance.RunEtcd(t, conformance.EtcdConfig{Endpoints: []string{addr}})
 //	}
+//
+// kubeprobes.RunTest does the same for a Kubernetes-API server.
 func RunEtcd(t *testing.T, cfg EtcdConfig) {
 	t.Helper()
 	results, err := RunEtcdProbes(context.Background(), cfg, EtcdProbes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	subtests(t, results)
+	Subtests(t, results)
 }
 
-// RunKube runs every Kubernetes probe against cfg.Server (on ConfigMaps
-// and vigil's custom resource, unless cfg.Resources says otherwise) as
-// subtests of t, as RunEtcd does for etcd:
-//
-//	conformance.RunKube(t, conformance.KubeConfig{Server: kube.Config{
-//		Server: "https://127.0.0.1:6443", Token: token, CAFile: "ca.pem"}})
-func RunKube(t *testing.T, cfg KubeConfig) {
-	t.Helper()
-	results, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	subtests(t, results)
-}
-
-func subtests(t *testing.T, results []Result) {
+// Subtests reports each result as a subtest of t, named after its probe:
+// a pass passes; a skipped, unsupported or documented probe skips with its
+// reason; any other verdict fails with the expectation and the requests
+// and answers. No result at all fails t: a gate that ran nothing must not
+// read green.
+func Subtests(t *testing.T, results []Result) {
 	t.Helper()
 	if len(results) == 0 {
 		// A gate that ran nothing must not read green (a mistyped Only).
@@ -54,7 +46,7 @@ func subtests(t *testing.T, results []Result) {
 			default:
 				var b strings.Builder
 				for _, s := range r.Transcript {
-					b.WriteString("\n  " + stepText(s))
+					b.WriteString("\n  " + s.String())
 				}
 				t.Errorf("%s: %s\n%s%s\nrequests and answers:%s", r.Verdict, r.Title, r.Failure, strings.Join(r.Diff, "\n"), b.String())
 			}

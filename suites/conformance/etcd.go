@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -68,7 +68,7 @@ func (p *P) K(name string) string { return p.Prefix + name }
 func (p *P) Rev(n int64) int64 { return p.Base + n }
 
 // Skip ends the probe as skipped, with the reason.
-func (p *P) Skip(reason string) { panic(probeSkip{reason}) }
+func (p *P) Skip(reason string) { SkipProbe(reason) }
 
 // Put writes and expects success; it returns the revision.
 func (p *P) Put(name, value string, opts ...clientv3.OpOption) int64 {
@@ -76,9 +76,6 @@ func (p *P) Put(name, value string, opts ...clientv3.OpOption) int64 {
 	p.Expect(err).NotTo(gomega.HaveOccurred(), "put %s", name)
 	return resp.Header.Revision
 }
-
-type probeSkip struct{ reason string }
-type probeFail struct{ msg string }
 
 // RunEtcdProbes runs the probes one after another and returns one result
 // each, in order. Probes assume the server is otherwise idle: a revision
@@ -97,26 +94,12 @@ func RunEtcdProbes(ctx context.Context, cfg EtcdConfig, probes []EtcdProbe) ([]R
 	run := fmt.Sprintf("/vigil-conform/%x/", time.Now().UnixNano())
 	var out []Result
 	for _, pr := range probes {
-		if !selected(pr.Name, cfg.Only) {
+		if !Selected(pr.Name, cfg.Only) {
 			continue
 		}
 		out = append(out, runEtcdProbe(ctx, cfg, pr, run, majorMinor(version)))
 	}
 	return out, nil
-}
-
-func selected(name string, only []string) bool {
-	if len(only) == 0 {
-		return true
-	}
-	return slices.ContainsFunc(only, func(o string) bool { return Matches(name, o) })
-}
-
-// Matches reports whether the --only entry o names probe name: the name
-// itself, or a prefix ending in "/" (an area or family) or "@" (a
-// Kubernetes behaviour on every resource).
-func Matches(name, o string) bool {
-	return o == name || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(name, o)
 }
 
 func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, version string) (res Result) {
@@ -147,9 +130,9 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	}
 	p := &P{Ctx: pctx, C: cli, Prefix: prefix, Base: head.Header.Revision, Version: version}
 	others := watchOthers(ctx, plain, prefix, p.Base)
-	p.Gomega = gomega.NewGomega(func(msg string, _ ...int) { panic(probeFail{msg}) })
+	p.Gomega = gomega.NewGomega(func(msg string, _ ...int) { FailProbe(msg) })
 
-	res.Verdict, res.Reason, res.Failure = runGuarded(func() { pr.Run(p) })
+	res.Verdict, res.Reason, res.Failure = RunGuarded(func() { pr.Run(p) })
 	defer others.cancel()
 	if res.Verdict == Fail {
 		// Another writer breaks every revision expectation: say so
@@ -239,6 +222,32 @@ func HeadRevision(ctx context.Context, endpoint string, sec fixtures.Security) (
 		return 0, err
 	}
 	return r.Header.Revision, nil
+}
+
+// EtcdCompactor returns a function that compacts the etcd under an API
+// server (at endpoints) at revision rev, or at its current revision when
+// rev is 0: the Compact of kubeprobes.Config for a kube-apiserver vigil
+// started, whose resourceVersions are that etcd's revisions.
+func EtcdCompactor(endpoints []string) func(ctx context.Context, rev int64) error {
+	return func(ctx context.Context, rev int64) error {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		if rev == 0 {
+			head, err := cli.Get(ctx, "/vigil-conform-head")
+			if err != nil {
+				return err
+			}
+			rev = head.Header.Revision
+		}
+		_, err = cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return nil // compacted past rev already: what the probe needs
+		}
+		return err
+	}
 }
 
 // otherWrites watches the whole keyspace while a probe runs, to tell a

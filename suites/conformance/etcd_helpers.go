@@ -90,7 +90,7 @@ func (s *Stream) Events(n int) ([]*mvccpb.Event, []*pb.WatchResponse) {
 }
 
 // Fail ends the probe with msg.
-func (p *P) Fail(msg string) { panic(probeFail{msg}) }
+func (p *P) Fail(msg string) { FailProbe(msg) }
 
 // Code is the gRPC code and message of err ("OK" for nil).
 func Code(err error) string {

@@ -21,11 +21,11 @@ import (
 type normalizer struct {
 	prefix, end string
 	base        int64
-	tokens      tokens
+	tokens      Tokens
 }
 
 func newNormalizer(prefix string, base int64) *normalizer {
-	return &normalizer{prefix: prefix, end: clientv3.GetPrefixRangeEnd(prefix), base: base, tokens: tokens{}}
+	return &normalizer{prefix: prefix, end: clientv3.GetPrefixRangeEnd(prefix), base: base, tokens: Tokens{}}
 }
 
 // bytesFields hold []byte, which encoding/json wrote as base64.
@@ -140,13 +140,16 @@ func (n *normalizer) rev(r int64) string {
 	return fmt.Sprintf("base%d", d)
 }
 
-func (n *normalizer) token(kind, raw string) string { return n.tokens.token(kind, raw) }
+func (n *normalizer) token(kind, raw string) string { return n.tokens.Token(kind, raw) }
 
-// tokens names the ids a server picks ("lease#1", "uid#2") in order of
-// appearance, per kind.
-type tokens map[string]map[string]string
+// Tokens names the ids a server picks ("lease#1", "uid#2") in order of
+// appearance, per kind, so that two servers' transcripts compare; the
+// zero value is not usable: start from Tokens{}.
+type Tokens map[string]map[string]string
 
-func (ts tokens) token(kind, raw string) string {
+// Token is the name of the id raw of this kind: kind#N, N counting the
+// distinct ids of the kind in the order Token first saw them.
+func (ts Tokens) Token(kind, raw string) string {
 	m := ts[kind]
 	if m == nil {
 		m = map[string]string{}
@@ -197,18 +200,20 @@ func diff(got, want []Step) []string {
 		for i := 0; i < max(len(a), len(b)); i++ {
 			switch {
 			case i >= len(a):
-				out = append(out, fmt.Sprintf("%s step %d: the target sent nothing; the reference: %s", lane, i+1, stepText(b[i])))
+				out = append(out, fmt.Sprintf("%s step %d: the target sent nothing; the reference: %s", lane, i+1, b[i].String()))
 			case i >= len(b):
-				out = append(out, fmt.Sprintf("%s step %d: the target: %s; the reference sent nothing", lane, i+1, stepText(a[i])))
-			case stepText(a[i]) != stepText(b[i]):
-				out = append(out, fmt.Sprintf("%s step %d: the target: %s; the reference: %s", lane, i+1, stepText(a[i]), stepText(b[i])))
+				out = append(out, fmt.Sprintf("%s step %d: the target: %s; the reference sent nothing", lane, i+1, a[i].String()))
+			case a[i].String() != b[i].String():
+				out = append(out, fmt.Sprintf("%s step %d: the target: %s; the reference: %s", lane, i+1, a[i].String(), b[i].String()))
 			}
 		}
 	}
 	return out
 }
 
-func stepText(s Step) string {
+// String is the step on one line: the call, its request, and its answer or
+// error ("Put {...} -> {...}").
+func (s Step) String() string {
 	t := s.Call
 	if len(s.Request) > 0 {
 		t += " " + string(s.Request)

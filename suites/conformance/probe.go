@@ -1,6 +1,9 @@
-// Package conformance holds vigil's deterministic conformance probes: each
-// probe is one behaviour of the etcd v3 API or of the Kubernetes API, a
-// handful of requests on a key prefix (or namespace) of its own, with exact
+// Package conformance holds vigil's deterministic conformance probes of the
+// etcd v3 API, and the framework every family of probes shares (verdicts,
+// results, transcripts and their normalization, reports, limitations,
+// reproductions); the Kubernetes API's probes are in package kubeprobes,
+// on the same framework. Each probe is one behaviour of the API, a handful
+// of requests on a key prefix (or namespace) of its own, with exact
 // expectations written as gomega assertions. Every request and answer a
 // probe makes is kept in its transcript, normalized (revisions relative to
 // the probe's own start, ids and times masked), so that a run against the
@@ -8,13 +11,15 @@
 // that a failure comes with a standalone reproduction.
 //
 // The probes run from `vigil conform` and from another module's `go test`
-// (RunEtcd, RunKube), each probe a subtest.
+// (RunEtcd, kubeprobes.RunTest), each probe a subtest.
 package conformance
 
 import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/onsi/gomega/format"
@@ -112,14 +117,42 @@ type Result struct {
 	Transcript []Step        `json:"transcript,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
 
-	repro     *reproData     // the raw run of an etcd probe, for Reproduction
-	kubeRepro *kubeReproData // the raw run of a Kubernetes probe
+	repro   *reproData          // the raw run of an etcd probe, for Reproduction
+	family  string              // the API, when not etcd's (see SetReproduction)
+	program func(Result) string // the reproduction of a probe of another family
 }
 
-// runGuarded runs a probe's scenario and turns how it ended into a
-// verdict: its assertions end it by panicking with probeFail, Skip with
-// probeSkip; any other panic is the probe's own error.
-func runGuarded(run func()) (v Verdict, reason, failure string) {
+// SetReproduction marks r as the result of a probe of another API than
+// etcd's, family ("kube"), whose Reproduction is program(r). A probe
+// family outside this package (package kubeprobes) attaches with it the
+// standalone program that replays its run; NewReport takes the report's
+// family from it.
+func (r *Result) SetReproduction(family string, program func(Result) string) {
+	r.family, r.program = family, program
+}
+
+// probeSkip and probeFail are the panics SkipProbe and FailProbe end a
+// scenario with; RunGuarded recovers them.
+type probeSkip struct{ reason string }
+type probeFail struct{ msg string }
+
+// SkipProbe ends the probe scenario running under RunGuarded as Skipped,
+// with the reason. It does not return.
+func SkipProbe(reason string) { panic(probeSkip{reason}) }
+
+// FailProbe ends the probe scenario running under RunGuarded as Fail,
+// with msg (the failed expectation). It does not return; it is the fail
+// handler of a probe's gomega assertions:
+//
+//	g := gomega.NewGomega(func(msg string, _ ...int) { conformance.FailProbe(msg) })
+func FailProbe(msg string) { panic(probeFail{msg}) }
+
+// RunGuarded runs a probe's scenario and turns how it ended into a
+// verdict: Pass if it returned, Skipped with the reason if it called
+// SkipProbe, Fail with the message if it called FailProbe (as its
+// assertions do), Error with the stack on any other panic. Every probe
+// family runs its scenarios through it.
+func RunGuarded(run func()) (v Verdict, reason, failure string) {
 	defer func() {
 		switch x := recover().(type) {
 		case nil:
@@ -134,4 +167,20 @@ func runGuarded(run func()) (v Verdict, reason, failure string) {
 	}()
 	run()
 	return
+}
+
+// Selected reports whether the probe name is among only, a --only list
+// (see Matches); an empty list selects every probe.
+func Selected(name string, only []string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(only, func(o string) bool { return Matches(name, o) })
+}
+
+// Matches reports whether the --only entry o names probe name: the name
+// itself, or a prefix ending in "/" (an area or family) or "@" (a
+// Kubernetes behaviour on every resource).
+func Matches(name, o string) bool {
+	return o == name || (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "@")) && strings.HasPrefix(name, o)
 }

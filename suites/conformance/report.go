@@ -32,8 +32,8 @@ func NewReport(target, reference string, results []Result) Report {
 	r := Report{Format: 1, Target: target, Family: "etcd", Reference: reference, Results: results, Counts: map[Verdict]int{}}
 	for _, x := range results {
 		r.Counts[x.Verdict]++
-		if x.kubeRepro != nil {
-			r.Family = "kube"
+		if x.family != "" {
+			r.Family = x.family
 		}
 	}
 	return r
@@ -110,11 +110,11 @@ func (r Report) Table(w io.Writer) {
 		}
 		fmt.Fprintln(w, "  requests and answers:")
 		for _, s := range x.Transcript {
-			fmt.Fprintf(w, "    %s\n", stepText(s))
+			fmt.Fprintf(w, "    %s\n", s.String())
 		}
 		flag := ""
-		if r.Family == "kube" {
-			flag = "--target kube "
+		if r.Family != "etcd" {
+			flag = "--target " + r.Family + " "
 		}
 		fmt.Fprintf(w, "  reproduce: vigil conform %s--only %s; a standalone Go program: vigil conform %s--repro %s\n", flag, x.Name, flag, x.Name)
 	}
@@ -170,19 +170,14 @@ func (r Report) Write(dir string) error {
 		map[string]string{"target": r.Target, "family": r.Family, "reference": r.Reference})
 }
 
-// ProbesFor lists the probes that isolate a chaos-run check, for the hint
-// a failed run prints: etcd probes by name, Kubernetes probes by their
-// behaviour's prefix (every resource).
-func ProbesFor(check string) []string {
+// EtcdProbesFor lists the etcd probes that isolate a chaos-run check, for
+// the hint a failed run prints (kubeprobes.ProbesFor lists the Kubernetes
+// ones).
+func EtcdProbesFor(check string) []string {
 	var out []string
 	for _, p := range EtcdProbes() {
 		if slices.Contains(p.Checks, check) {
 			out = append(out, p.Name)
-		}
-	}
-	for _, p := range KubeProbes() {
-		if slices.Contains(p.Checks, check) {
-			out = append(out, p.Name+"@")
 		}
 	}
 	return out

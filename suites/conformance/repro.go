@@ -22,17 +22,17 @@ type reproData struct {
 
 // Reproduction is a standalone Go program (package main) that sends the
 // probe's requests again, in order, to the server and prints every answer.
-// For a Kubernetes probe it needs only the standard library (see
-// kubeReproData.reproduction). For an etcd probe it sends them to an
-// etcd-API server and prints every
+// For a probe of another API it is the program its family attached (see
+// SetReproduction; a Kubernetes probe's needs only the standard library).
+// For an etcd probe it sends them to an etcd-API server and prints every
 // answer, ending with what vigil expected. Run-specific values are
 // symbols the program resolves itself: a fresh key prefix, revisions
 // relative to the revision it starts at, the lease and watch ids the
 // server hands it. It needs only go.etcd.io/etcd/api/v3, grpc and
 // protobuf. "" if the result holds no transcript to reproduce.
 func (r Result) Reproduction() string {
-	if r.kubeRepro != nil {
-		return r.kubeRepro.reproduction(r)
+	if r.program != nil {
+		return r.program(r)
 	}
 	if r.repro == nil {
 		return ""

@@ -1,10 +1,9 @@
-package conformance
+package kubeprobes
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,12 +11,13 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
+	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
 // startKube starts a 1-member etcd and one kube-apiserver over it, and
 // returns the probes' configuration for it (with the etcd compactor).
-func startKube(t *testing.T, watchCache bool) KubeConfig {
+func startKube(t *testing.T, watchCache bool) Config {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
@@ -40,18 +40,18 @@ func startKube(t *testing.T, watchCache bool) KubeConfig {
 		t.Fatal(err)
 	}
 	s := fx.Servers()
-	return KubeConfig{Server: kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()},
-		Compact: EtcdCompactor(fx.Endpoints())}
+	return Config{Server: kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()},
+		Compact: conformance.EtcdCompactor(fx.Endpoints())}
 }
 
-// knownKubeFailures are the probes kube-apiserver fails, as measured,
+// knownFailures are the probes kube-apiserver fails, as measured,
 // with the words its failure must contain: kube-apiserver without its
 // watch cache answers a watch that starts at etcd's compaction revision
 // with 500 InternalError ("etcd event received with PrevKv=nil"), where
 // the API allows the event or 410 Expired; etcd drops the previous value
 // of an event whose previous revision is compacted (etcd-io/etcd#10681)
 // and kube-apiserver refuses such events since kubernetes/kubernetes#76675.
-var knownKubeFailures = map[bool]map[string]string{
+var knownFailures = map[bool]map[string]string{
 	false: {
 		"kube-watch/compaction-edge@configmaps":   "PrevKv=nil",
 		"kube-watch/compaction-edge@vigilobjects": "PrevKv=nil",
@@ -63,12 +63,12 @@ var knownKubeFailures = map[bool]map[string]string{
 // the day they pass, the README's matrix is out of date). The two modes'
 // transcripts agree wherever the contract leaves the server no choice.
 func TestKubeProbesOnKubeAPIServer(t *testing.T) {
-	results := map[bool][]Result{}
+	results := map[bool][]conformance.Result{}
 	for _, cache := range []bool{true, false} {
 		t.Run(fmt.Sprintf("watch-cache=%v", cache), func(t *testing.T) {
 			cfg := startKube(t, cache)
 			begin := time.Now()
-			res, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
+			res, err := Run(context.Background(), cfg, Probes())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,14 +77,14 @@ func TestKubeProbesOnKubeAPIServer(t *testing.T) {
 				t.Errorf("%d probes; the suite has at least 50", len(res))
 			}
 			for _, r := range res {
-				want, known := knownKubeFailures[cache][r.Name]
+				want, known := knownFailures[cache][r.Name]
 				switch {
-				case known && (r.Verdict != Fail || !strings.Contains(r.Failure, want)):
+				case known && (r.Verdict != conformance.Fail || !strings.Contains(r.Failure, want)):
 					t.Errorf("%s: %s, where the known failure (%q) was expected: %s%s", r.Name, r.Verdict, want, r.Reason, r.Failure)
-				case !known && r.Verdict != Pass:
+				case !known && r.Verdict != conformance.Pass:
 					t.Errorf("%s: %s %s%s", r.Name, r.Verdict, r.Reason, r.Failure)
 					for _, s := range r.Transcript {
-						t.Logf("   %s", stepText(s))
+						t.Logf("   %s", s.String())
 					}
 				}
 			}
@@ -94,58 +94,18 @@ func TestKubeProbesOnKubeAPIServer(t *testing.T) {
 	if len(results[true]) == 0 || len(results[false]) == 0 {
 		return
 	}
-	for _, r := range CompareWithReference(results[false], results[true]) {
-		if r.Verdict == Differs {
+	for _, r := range conformance.CompareWithReference(results[false], results[true]) {
+		if r.Verdict == conformance.Differs {
 			t.Errorf("%s: the transcripts with and without the watch cache differ:\n  %s", r.Name, strings.Join(r.Diff, "\n  "))
 		}
 	}
 }
 
-// A Kubernetes probe's reproduction is a Go program that builds and, run
-// against a real kube-apiserver, replays the probe in a namespace of its
-// own: the conditional writes go through with the resourceVersions it
-// learned, the watch delivers the same events.
-func TestKubeReproductionBuildsAndReplays(t *testing.T) {
-	cfg := startKube(t, true)
-	cfg.Only = []string{"kube-write/delete-precondition-rv@configmaps", "kube-watch/label-selector@configmaps", "kube-list/paging@vigilobjects"}
-	res, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res) != 3 {
-		t.Fatalf("%d results", len(res))
-	}
-	for i, r := range res {
-		bin := buildRepro(t, 10+i, r.Name, r.Reproduction())
-		run := exec.Command(bin, "-server", cfg.Server.Server, "-token", cfg.Server.Token, "-ca-file", cfg.Server.CAFile)
-		out, err := run.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: the reproduction failed: %v\n%s", r.Name, err, out)
-		}
-		text := string(out)
-		want := map[string][]string{
-			// The stale precondition is refused and the fresh one (learned
-			// from this server's update) accepted.
-			"kube-write/delete-precondition-rv@configmaps": {"-> HTTP 409", "DELETE /api/v1/namespaces/vigil-repro-", "-> HTTP 200 {\"kind\":\"Status\""},
-			"kube-watch/label-selector@configmaps":         {`"type":"ADDED"`, `"type":"DELETED"`, `"type":"MODIFIED"`},
-			"kube-list/paging@vigilobjects":                {`"remainingItemCount":3`, `"remainingItemCount":1`},
-		}[r.Name]
-		for _, w := range want {
-			if !strings.Contains(text, w) {
-				t.Errorf("%s: the replay lacks %q:\n%s", r.Name, w, text)
-			}
-		}
-		if strings.Contains(text, "no answer") || strings.Contains(text, "nothing within") {
-			t.Errorf("%s: the replay lost a step:\n%s", r.Name, text)
-		}
-	}
-}
-
 // A project gates its own Kubernetes-API server on the probes with
-// RunKube: each probe a subtest (here a family of them, against a real
+// RunTest: each probe a subtest (here a family of them, against a real
 // kube-apiserver).
-func TestRunKubeAsACIGate(t *testing.T) {
+func TestKubeProbesAsACIGate(t *testing.T) {
 	cfg := startKube(t, true)
 	cfg.Only = []string{"kube-write/"}
-	RunKube(t, cfg)
+	RunTest(t, cfg)
 }

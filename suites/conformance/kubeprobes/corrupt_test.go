@@ -1,4 +1,4 @@
-package conformance
+package kubeprobes
 
 import (
 	"bytes"
@@ -13,13 +13,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
-// kubeCorruption makes a Kubernetes API server look wrong in one way, from
+// corruption makes a Kubernetes API server look wrong in one way, from
 // the client's side: it rewrites requests before they leave and answers
 // (or watch frames) before the probe sees them.
-type kubeCorruption struct {
+type corruption struct {
 	name string
 	// request rewrites a request (its URL query or body) before it leaves.
 	request func(r *http.Request)
@@ -35,7 +36,7 @@ type kubeCorruption struct {
 
 func isWatch(r *http.Request) bool { return r.URL.Query().Get("watch") == "true" }
 
-func (c kubeCorruption) wrap(rt http.RoundTripper) http.RoundTripper {
+func (c corruption) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if c.request != nil {
 			c.request(r)
@@ -140,14 +141,14 @@ func shiftRV(meta map[string]any, d int64) {
 	}
 }
 
-func kubeCorruptions() []kubeCorruption {
+func corruptions() []corruption {
 	isList := func(r *http.Request) bool {
 		return r.Method == http.MethodGet && !isWatch(r) && strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "s") && strings.Contains(r.URL.Path, "/namespaces/") && strings.Count(strings.SplitN(r.URL.Path, "/namespaces/", 2)[1], "/") == 1
 	}
 	isGet := func(r *http.Request) bool {
 		return r.Method == http.MethodGet && !isWatch(r) && strings.Contains(r.URL.Path, "/namespaces/") && strings.Count(strings.SplitN(r.URL.Path, "/namespaces/", 2)[1], "/") == 2
 	}
-	return []kubeCorruption{
+	return []corruption{
 		{name: "get-stale-rv", // a get served from a cache one write behind in its resourceVersion
 			answer: func(r *http.Request, code *int, b map[string]any) {
 				if isGet(r) && *code == http.StatusOK {
@@ -272,7 +273,7 @@ func kubeCorruptions() []kubeCorruption {
 // guarantee, and no probe outside its list.
 func TestKubeProbesFailOnCorruptAnswers(t *testing.T) {
 	base := startKube(t, true)
-	cs := kubeCorruptions()
+	cs := corruptions()
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	for _, c := range cs {
@@ -286,7 +287,7 @@ func TestKubeProbesFailOnCorruptAnswers(t *testing.T) {
 			// ConfigMaps only: the custom resource runs the same code in
 			// the probes, and the test stays short.
 			cfg.Resources = []kube.Resource{kube.ConfigMaps}
-			res, err := RunKubeProbes(context.Background(), cfg, KubeProbes())
+			res, err := Run(context.Background(), cfg, Probes())
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)
 				return
@@ -294,7 +295,7 @@ func TestKubeProbesFailOnCorruptAnswers(t *testing.T) {
 			var failed []string
 			for _, r := range res {
 				behaviour, _, _ := strings.Cut(r.Name, "@")
-				if r.Verdict.Failed() || r.Verdict == Unsupported {
+				if r.Verdict.Failed() || r.Verdict == conformance.Unsupported {
 					failed = append(failed, r.Name)
 					if !slices.Contains(c.mustFail, behaviour) && !slices.Contains(c.mayFail, behaviour) {
 						t.Errorf("%s: %s failed, which does not own the guarantee: %s%s", c.name, r.Name, r.Reason, r.Failure)

@@ -1,4 +1,4 @@
-package conformance
+package kubeprobes
 
 import (
 	"bytes"
@@ -6,18 +6,20 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/vigil-suite/vigil/suites/conformance"
 )
 
-// kubeReproData is what a Kubernetes probe's reproduction is written
+// reproData is what a Kubernetes probe's reproduction is written
 // from: its raw requests and answers, and its namespace.
-type kubeReproData struct {
-	steps []kubeStep
+type reproData struct {
+	steps []rawStep
 	ns    string
 }
 
-// reproKubeStep is one step of the program: a request with the answer the
+// reproStep is one step of the program: a request with the answer the
 // probe got, a watch frame, or a note (what happened outside the API).
-type reproKubeStep struct {
+type reproStep struct {
 	Call   string            `json:"call"`
 	Method string            `json:"method,omitempty"`
 	Path   string            `json:"path,omitempty"`
@@ -28,17 +30,17 @@ type reproKubeStep struct {
 	Note   string            `json:"note,omitempty"`
 }
 
-// kubeReproduction is a standalone Go program (package main, standard
+// reproduction is a standalone Go program (package main, standard
 // library only) that sends the probe's requests again, in order, to a
 // Kubernetes API server in a fresh namespace, prints every answer and
 // watch frame next to what the probe got, and ends with what vigil
 // expected. Values the server chose (resourceVersions, uids, continue
 // tokens) are learned from its answers as the probe's were and replace
 // the probe's in later requests.
-func (d *kubeReproData) reproduction(r Result) string {
-	var steps []reproKubeStep
+func (d *reproData) reproduction(r conformance.Result) string {
+	var steps []reproStep
 	for _, s := range d.steps {
-		st := reproKubeStep{Call: s.call, Method: s.method, Path: s.path, Code: s.code, Note: s.note}
+		st := reproStep{Call: s.call, Method: s.method, Path: s.path, Code: s.code, Note: s.note}
 		if len(s.query) > 0 {
 			st.Query = map[string]string{}
 			for k, v := range s.query {
@@ -58,7 +60,7 @@ func (d *kubeReproData) reproduction(r Result) string {
 		return "// " + err.Error()
 	}
 	var out bytes.Buffer
-	err = kubeReproTemplate.Execute(&out, map[string]any{"Info": r.Info, "Failure": r.Failure + r.Reason,
+	err = reproTemplate.Execute(&out, map[string]any{"Info": r.Info, "Failure": r.Failure + r.Reason,
 		"NS": strconv.Quote(d.ns), "Steps": strconv.Quote(string(b))})
 	if err != nil {
 		return "// " + err.Error()
@@ -66,7 +68,7 @@ func (d *kubeReproData) reproduction(r Result) string {
 	return out.String()
 }
 
-var kubeReproTemplate = template.Must(template.New("repro").Funcs(template.FuncMap{
+var reproTemplate = template.Must(template.New("repro").Funcs(template.FuncMap{
 	"split": func(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") },
 }).Parse(`// Reproduction of vigil conformance probe {{.Info.Name}}:
 //   {{.Info.Title}}

@@ -1,4 +1,4 @@
-package conformance
+package kubeprobes
 
 import (
 	"net/http"
@@ -8,24 +8,25 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/vigil-suite/vigil/checkers/kube"
+	"github.com/vigil-suite/vigil/suites/conformance"
 )
 
-// KubeProbes lists every Kubernetes-API probe behaviour, in the order they
+// Probes lists every Kubernetes-API probe behaviour, in the order they
 // run; each runs once per resource. Expectations follow the API's
 // documented contract (the resourceVersion semantics of the API concepts
 // page and the apimachinery validation); where built-in and custom
 // resources legitimately differ, the probe branches on k.Custom and says
 // why.
-func KubeProbes() []KubeProbe {
-	var out []KubeProbe
-	for _, family := range [][]KubeProbe{kubeGetProbes(), kubeListProbes(), kubeWriteProbes(), kubeWatchProbes()} {
+func Probes() []Probe {
+	var out []Probe
+	for _, family := range [][]Probe{getProbes(), listProbes(), writeProbes(), watchProbes()} {
 		out = append(out, family...)
 	}
 	return out
 }
 
-func kp(name, title string, checks []string, run func(k *K)) KubeProbe {
-	return KubeProbe{Info: Info{Name: name, Title: title, Checks: checks}, Run: run}
+func kp(name, title string, checks []string, run func(k *K)) Probe {
+	return Probe{Info: conformance.Info{Name: name, Title: title, Checks: checks}, Run: run}
 }
 
 var (
@@ -33,8 +34,8 @@ var (
 	labelsY = map[string]string{"app": "y"}
 )
 
-func kubeGetProbes() []KubeProbe {
-	return []KubeProbe{
+func getProbes() []Probe {
+	return []Probe{
 		kp("kube-get/rv-unset", "a get without resourceVersion does not return the object as last written",
 			[]string{kube.NameLinearizable, kube.NameConsistentRead}, func(k *K) {
 				c := k.Create("a", "v1", nil)
@@ -79,8 +80,8 @@ func kubeGetProbes() []KubeProbe {
 	}
 }
 
-func kubeListProbes() []KubeProbe {
-	return []KubeProbe{
+func listProbes() []Probe {
+	return []Probe{
 		kp("kube-list/rv-unset", "a list without resourceVersion misses an acknowledged write or reports an older list resourceVersion",
 			[]string{kube.NameConsistentRead, kube.NameLinearizable}, func(k *K) {
 				k.Create("a", "v1", nil)
@@ -236,8 +237,8 @@ func kubeListProbes() []KubeProbe {
 	}
 }
 
-func kubeWriteProbes() []KubeProbe {
-	return []KubeProbe{
+func writeProbes() []Probe {
+	return []Probe{
 		kp("kube-write/create-exists", "a create of an existing name is not refused with 409 AlreadyExists",
 			[]string{kube.NameOptimisticConcurrency}, func(k *K) {
 				k.Create("a", "v1", nil)
@@ -332,8 +333,8 @@ func kubeWriteProbes() []KubeProbe {
 	}
 }
 
-func kubeWatchProbes() []KubeProbe {
-	return []KubeProbe{
+func watchProbes() []Probe {
+	return []Probe{
 		kp("kube-watch/from-rv", "a watch from a resourceVersion does not deliver exactly the changes after it",
 			[]string{kube.NameWatchFromRV}, func(k *K) {
 				a := k.Create("a", "v1", nil)
