@@ -105,9 +105,7 @@ func (o *Options) runEtcd(ctx context.Context, setup suites.Setup) (*suites.Outc
 				return nil, errConformFailed{err}
 			}
 		}
-		return suites.RunEtcd(ctx, fx, suites.Config{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Security: o.security,
-			Workload: o.Workload, Checks: o.checkConfig(), Progress: os.Stderr, Schedule: o.schedule, Links: links, Sabotage: o.Sabotage,
-			Logf: logf})
+		return suites.RunEtcd(ctx, fx, suites.EtcdConfig{Common: o.common(links), Security: o.security, Workload: o.Workload})
 	})
 }
 
@@ -131,11 +129,15 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 			urls = append(urls, s.Server)
 		}
 		fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), o.Kube.workload.Duration)
-		return suites.RunKube(ctx, fx, suites.KubeConfig{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given),
-			Workload: o.Kube.workload, Checks: o.checkConfig(), Servers: servers(), Etcd: etcd, Resource: o.Kube.resource,
-			DeleteNamespace: o.Fixture == "external", Schedule: o.schedule, Links: links, Sabotage: o.Sabotage,
-			Progress: os.Stderr, Logf: logf})
+		return suites.RunKube(ctx, fx, suites.KubeConfig{Common: o.common(links), Workload: o.Kube.workload, Servers: servers(),
+			Etcd: etcd, Resource: o.Kube.resource, DeleteNamespace: o.Fixture == "external"})
 	})
+}
+
+// common is what the suites' run of either target takes from the options.
+func (o *Options) common(links chaos.Links) suites.Common {
+	return suites.Common{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
+		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr}
 }
 
 // errConformFailed: Conform found a probe failing (err nil) or could not

@@ -37,7 +37,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 
 			wl := DefaultWorkload()
 			wl.Duration = 8 * time.Second
-			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 5, Vigil: "test", Workload: wl, Checks: check.DefaultConfig()})
+			out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 5, Vigil: "test", Checks: check.DefaultConfig()}, Workload: wl})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Interrupted).To(BeFalse())
 

@@ -41,8 +41,8 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 		g := NewWithT(t)
 		dir := sabotageRunDir(t)
 		start := time.Now()
-		out, err := RunKube(ctx, fx, KubeConfig{Out: dir, Seed: seed, Vigil: "test", Workload: wl,
-			Checks: check.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(), Sabotage: mode})
+		out, err := RunKube(ctx, fx, KubeConfig{Common: Common{Out: dir, Seed: seed, Vigil: "test", Checks: check.DefaultConfig(), Sabotage: mode},
+			Workload: wl, Servers: kubeServers(fx), Etcd: fx.Endpoints()})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out.Interrupted).To(BeFalse())
 		t.Logf("run took %s", time.Since(start).Round(100*time.Millisecond))

@@ -86,9 +86,8 @@ func TestKubeRun(t *testing.T) {
 				schedule = chaos.Plan(7, c.faults, 8*time.Second, wl.Duration)
 				g.Expect(schedule.Steps).NotTo(BeEmpty())
 			}
-			out, err := RunKube(ctx, fx, KubeConfig{Out: dir, Seed: 7, Vigil: "test", Workload: wl,
-				Checks: check.DefaultConfig(), Servers: kubeServers(fx), Etcd: fx.Endpoints(),
-				Resource: c.resource, Schedule: schedule, Logf: t.Logf})
+			out, err := RunKube(ctx, fx, KubeConfig{Common: Common{Out: dir, Seed: 7, Vigil: "test", Checks: check.DefaultConfig(), Schedule: schedule, Logf: t.Logf},
+				Workload: wl, Servers: kubeServers(fx), Etcd: fx.Endpoints(), Resource: c.resource})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Interrupted).To(BeFalse())
 

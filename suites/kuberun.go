@@ -3,16 +3,12 @@ package suites
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
-	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
-	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
@@ -22,12 +18,8 @@ import (
 
 // KubeConfig is one run of the Kubernetes list/watch/update scenario.
 type KubeConfig struct {
-	Out      string // output dir; history.jsonl goes there as the run goes
-	Seed     int64
-	Vigil    string
-	Flags    map[string]string
+	Common
 	Workload KubeWorkloadConfig
-	Checks   check.Config
 	// Servers are the API server replicas (URL, credentials, CA); the
 	// namespace is filled in by RunKube.
 	Servers []kube.Config
@@ -45,17 +37,9 @@ type KubeConfig struct {
 	DeleteNamespace bool
 	// Wrap, if set, wraps every Kubernetes client before it is recorded.
 	Wrap KubeWrapper
-	// Sabotage, if set, names a Kubernetes sabotage mode
-	// (targets/sabotage): RunKube builds the run's Saboteur and wraps
-	// every client with it (inside Wrap, if both are set).
-	Sabotage string
-	// Schedule, Links and Logf as in Config.
-	Schedule chaos.Schedule
-	Links    chaos.Links
-	Logf     func(string, ...any)
-	// Progress receives a live line every ProgressEvery; nil for none.
-	Progress      io.Writer
-	ProgressEvery time.Duration
+	// Dial, if set, opens the clients; by default client i talks to
+	// Servers[i modulo their number].
+	Dial KubeDialer
 }
 
 // KubeNamespace is the namespace a run works in: fresh per run, so runs
@@ -71,18 +55,24 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 	if len(cfg.Servers) == 0 {
 		return nil, fmt.Errorf("%w: no Kubernetes API server to talk to", fixtures.ErrSetup)
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, err
-	}
-	clock := history.NewClock()
+	return run(ctx, fx, cfg.Common, sabotage.TargetKube, cfg.Workload.Duration, cfg.Workload.CompactEvery, &kubeScenario{cfg: cfg, fx: fx})
+}
+
+// kubeScenario is the Kubernetes side of a run.
+type kubeScenario struct {
+	cfg      KubeConfig
+	fx       fixtures.Fixture
+	etcdKeys string // the API servers' etcd keys of the run's objects
+	wl       *KubeWorkload
+}
+
+func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (history.Meta, func(), error) {
+	cfg := &s.cfg
 	if cfg.Workload.Namespace == "" {
 		cfg.Workload.Namespace = KubeNamespace(cfg.Seed, clock)
 	}
 	if err := cfg.Workload.Validate(); err != nil {
-		return nil, err
-	}
-	if err := sabotageFits(cfg.Sabotage, sabotage.TargetKube, cfg.Workload.Duration, cfg.Workload.CompactEvery); err != nil {
-		return nil, err
+		return history.Meta{}, nil, err
 	}
 	if cfg.EtcdPrefix == "" {
 		cfg.EtcdPrefix = "/registry"
@@ -91,19 +81,22 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 		cfg.Resource = kube.ConfigMaps
 	}
 	ns := cfg.Workload.Namespace
-	servers := make([]kube.Config, len(cfg.Servers))
-	for i, s := range cfg.Servers {
-		s.Namespace, s.Resource = ns, cfg.Resource
-		if s.UserAgent == "" {
-			s.UserAgent = "vigil/" + cfg.Vigil
+	cfg.Servers = slices.Clone(cfg.Servers) // the caller's stay as they were
+	for i, sv := range cfg.Servers {
+		sv.Namespace, sv.Resource = ns, cfg.Resource
+		if sv.UserAgent == "" {
+			sv.UserAgent = "vigil/" + cfg.Vigil
 		}
-		servers[i] = s
+		cfg.Servers[i] = sv
 	}
-	setup, err := kube.New(servers[0])
+	if cfg.Dial == nil {
+		servers := cfg.Servers
+		cfg.Dial = func(i int) (kube.API, error) { return kube.New(servers[i%len(servers)]) }
+	}
+	setup, err := kube.New(cfg.Servers[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
+		return history.Meta{}, nil, fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
 	}
-	defer setup.Close()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = setup.Ping(sctx)
 	if err == nil {
@@ -114,45 +107,36 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 	}
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
+		setup.Close()
+		return history.Meta{}, nil, fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
 	}
-	if cfg.DeleteNamespace {
-		defer func() {
+	undo := func() {
+		if cfg.DeleteNamespace {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			setup.DeleteNamespace(dctx, ns)
 			cancel()
-		}()
+		}
+		setup.Close()
 	}
-
-	w, err := history.Create(filepath.Join(cfg.Out, history.FileName))
-	if err != nil {
-		return nil, err
-	}
-	flags := map[string]string{"namespace": ns, "resource": cfg.Resource.String()}
-	for k, v := range cfg.Flags {
-		flags[k] = v
-	}
-	etcdKeys := cfg.Resource.EtcdPrefix(cfg.EtcdPrefix, ns)
 	supports := []string{}
 	for _, f := range kube.Supports() {
 		supports = append(supports, string(f))
 	}
 	// The prefix is the API servers' etcd key prefix of the namespace's
 	// objects: the oracle watch (if any) watches it.
-	rec := history.NewRecorder(history.Meta{Vigil: cfg.Vigil, Target: fx.Describe(), Seed: cfg.Seed,
-		Started: clock.Base(), Prefix: etcdKeys, Flags: flags, Supports: supports}, clock, w)
+	s.etcdKeys = cfg.Resource.EtcdPrefix(cfg.EtcdPrefix, ns)
+	flags := map[string]string{"namespace": ns, "resource": cfg.Resource.String()}
+	return history.Meta{Prefix: s.etcdKeys, Flags: flags, Supports: supports}, undo, nil
+}
 
-	dial := func(i int) (kube.API, error) { return kube.New(servers[i%len(servers)]) }
-	wl := NewKubeWorkload(cfg.Workload, dial, len(servers), rec, cfg.Seed)
-	wl.EtcdPrefix, wl.Wrap = etcdKeys, cfg.Wrap
-	if cfg.Sabotage != "" {
-		sab, err := sabotage.New(sabotage.Config{Mode: cfg.Sabotage, Seed: cfg.Seed, Recorder: rec, Duration: cfg.Workload.Duration})
-		if err != nil {
-			w.Close()
-			return nil, err
-		}
+func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,
+	during func(context.Context)) (func(context.Context) error, func(), error) {
+	cfg := s.cfg
+	s.wl = NewKubeWorkload(cfg.Workload, cfg.Dial, len(cfg.Servers), rec, cfg.Seed)
+	s.wl.EtcdPrefix, s.wl.Wrap = s.etcdKeys, cfg.Wrap
+	if sab != nil {
 		outer := cfg.Wrap
-		wl.Wrap = func(c kube.API, id int) kube.API {
+		s.wl.Wrap = func(c kube.API, id int) kube.API {
 			c = sab.WrapKube(c, id)
 			if outer != nil {
 				c = outer(c, id)
@@ -162,7 +146,7 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 	}
 	if len(cfg.Etcd) > 0 {
 		var n atomic.Int64
-		wl.Etcd = func() (targets.Client, error) {
+		s.wl.Etcd = func() (targets.Client, error) {
 			// Spread over the members, the first dial on the last one.
 			c, err := etcdtarget.Dial(cfg.Etcd[int(n.Add(1)-1+int64(len(cfg.Etcd)-1))%len(cfg.Etcd)], 5*time.Second, fixtures.Security{})
 			if err != nil {
@@ -171,35 +155,28 @@ func RunKube(ctx context.Context, fx fixtures.Fixture, cfg KubeConfig) (*Outcome
 			return oracleValues{c}, nil
 		}
 	}
-	if len(cfg.Schedule.Steps) > 0 {
-		// The store under the API servers: kine's database server is a
-		// target of the database faults.
-		var store any
-		if s, ok := fx.(interface{ Store() kubeapiserver.Store }); ok {
-			store = s.Store()
-		}
-		env := chaosEnv(fx, store, rec, cfg.Links)
-		setKubeEnv(env, fx)
-		if wl.Etcd != nil {
-			// chaos's own etcd client, for the compactions a fault sends.
-			cc, err := wl.etcdClient()
-			if err != nil {
-				w.Close()
-				return nil, err
-			}
-			defer cc.Close()
-			env.Do = cc.Do
-		}
-		wl.During = func(ctx context.Context) { chaos.Run(ctx, env, cfg.Schedule, cfg.Logf) }
+	if env == nil {
+		return s.wl.Run, func() {}, nil
 	}
-	return runAndCheck(ctx, wl.Run, startKubeProgress(cfg, wl.Stats, clock), clock, w, rec, cfg.Checks)
+	setKubeEnv(env, s.fx)
+	s.wl.During = during
+	if s.wl.Etcd == nil {
+		return s.wl.Run, func() {}, nil
+	}
+	// chaos's own etcd client, for the compactions a fault sends.
+	cc, err := s.wl.etcdClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	env.Do = cc.Do
+	return s.wl.Run, func() { cc.Close() }, nil
 }
 
-// startKubeProgress prints a live line now and then.
-func startKubeProgress(cfg KubeConfig, s *KubeStats, clock *history.Clock) func() {
-	return progressTicker(cfg.Progress, cfg.ProgressEvery, clock, s.Ops.Load, func(now time.Duration, ops int64, rate float64) string {
+func (s *kubeScenario) progress(clock *history.Clock) func() {
+	st := s.wl.Stats
+	return progressTicker(s.cfg.Progress, s.cfg.ProgressEvery, clock, st.Ops.Load, func(now time.Duration, ops int64, rate float64) string {
 		return fmt.Sprintf("[%5.1fs] calls %d (%.0f/s)  errors %d  conflicts %d  watch events %d  bookmarks %d  410s %d  relists %d  RV %d",
-			now.Seconds(), ops, rate, s.FailedOps.Load(), s.Conflicts.Load(), s.Events.Load(), s.Bookmarks.Load(),
-			s.Expired.Load(), s.Relists.Load(), s.HeadRV.Load())
+			now.Seconds(), ops, rate, st.FailedOps.Load(), st.Conflicts.Load(), st.Events.Load(), st.Bookmarks.Load(),
+			st.Expired.Load(), st.Relists.Load(), st.HeadRV.Load())
 	})
 }

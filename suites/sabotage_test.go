@@ -68,8 +68,7 @@ func TestSabotageIsCaught(t *testing.T) {
 		fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: dir, Version: version})
 		defer fx.Stop()
 		g.Expect(fx.Start(ctx)).To(Succeed())
-		out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: seed, Vigil: "test", Workload: workload(mode),
-			Checks: check.DefaultConfig(), Sabotage: mode})
+		out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: seed, Vigil: "test", Checks: check.DefaultConfig(), Sabotage: mode}, Workload: workload(mode)})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out.Interrupted).To(BeFalse())
 		return out
@@ -251,7 +250,7 @@ func describeViolations(vs []check.Violation) string {
 func TestRunEtcdRejectsUnknownSabotage(t *testing.T) {
 	g := NewWithT(t)
 	wl := DefaultWorkload()
-	_, err := RunEtcd(context.Background(), nil, Config{Out: t.TempDir(), Workload: wl, Sabotage: "no-such-mode"})
+	_, err := RunEtcd(context.Background(), nil, EtcdConfig{Common: Common{Out: t.TempDir(), Sabotage: "no-such-mode"}, Workload: wl})
 	g.Expect(err).To(MatchError(ContainSubstring("is not a sabotage mode of the etcd target")))
 	g.Expect(err).To(MatchError(ContainSubstring("drop-event")))
 }

@@ -27,7 +27,7 @@ func TestWorkloadShapesOnHealthyEtcd(t *testing.T) {
 
 			wl := DefaultWorkload()
 			wl.Shape, wl.Duration = shape, 6*time.Second
-			out, err := RunEtcd(ctx, fx, Config{Out: dir, Seed: 9, Vigil: "test", Workload: wl, Checks: check.DefaultConfig()})
+			out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 9, Vigil: "test", Checks: check.DefaultConfig()}, Workload: wl})
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, r := range out.Results {
 				g.Expect(r.Verdict).To(Or(Equal(check.Pass), Equal(check.Skipped)), "%s: %s %v", r.Name, r.Reason, r.Violations)

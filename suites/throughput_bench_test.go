@@ -132,8 +132,8 @@ func (m *throughput) runPhase(round, kind int) {
 		if kind == kindVigilUnwatched {
 			wl.Watchers = 0
 		}
-		out, err := RunEtcd(m.ctx, m.fx, Config{Out: filepath.Join(m.dir, fmt.Sprintf("round-%d-%d", round, kind)),
-			Seed: int64(round), Vigil: "bench", Workload: wl, Checks: check.DefaultConfig()})
+		out, err := RunEtcd(m.ctx, m.fx, EtcdConfig{Common: Common{Out: filepath.Join(m.dir, fmt.Sprintf("round-%d-%d", round, kind)), Seed: int64(round), Vigil: "bench",
+			Checks: check.DefaultConfig()}, Workload: wl})
 		if err != nil {
 			b.Fatal(err)
 		}

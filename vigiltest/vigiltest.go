@@ -70,8 +70,7 @@ func RunEtcd(t *testing.T, endpoints []string, opts Options) *suites.Outcome {
 	defer cancel()
 	fx := external.New(external.Config{Endpoints: endpoints})
 	return run(ctx, t, opts, fx, func(dir string, seed int64, checks check.Config) (*suites.Outcome, error) {
-		return suites.RunEtcd(ctx, fx, suites.Config{Out: dir, Seed: seed, Vigil: Version, Workload: wl, Checks: checks,
-			Sabotage: opts.Sabotage})
+		return suites.RunEtcd(ctx, fx, suites.EtcdConfig{Common: suites.Common{Out: dir, Seed: seed, Vigil: Version, Checks: checks, Sabotage: opts.Sabotage}, Workload: wl})
 	})
 }
 
@@ -90,8 +89,8 @@ func RunKube(t *testing.T, server kube.Config, opts Options) *suites.Outcome {
 	defer cancel()
 	fx := suites.ExternalKube(server)
 	return run(ctx, t, opts, fx, func(dir string, seed int64, checks check.Config) (*suites.Outcome, error) {
-		return suites.RunKube(ctx, fx, suites.KubeConfig{Out: dir, Seed: seed, Vigil: Version, Workload: wl, Checks: checks,
-			Servers: []kube.Config{server}, DeleteNamespace: true, Sabotage: opts.Sabotage})
+		return suites.RunKube(ctx, fx, suites.KubeConfig{Common: suites.Common{Out: dir, Seed: seed, Vigil: Version, Checks: checks, Sabotage: opts.Sabotage},
+			Workload: wl, Servers: []kube.Config{server}, DeleteNamespace: true})
 	})
 }
 

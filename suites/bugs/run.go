@@ -175,9 +175,8 @@ func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, se
 		return AttemptResult{}, err
 	}
 	checks := check.DefaultConfig()
-	out, err := suites.RunEtcd(ctx, fx, suites.Config{Out: dir, Seed: seed, Vigil: r.Vigil, Workload: wl,
-		Checks: checks, Schedule: sched, Links: links,
-		Flags: map[string]string{"bug": fmt.Sprint(b.Number), "release": release}})
+	out, err := suites.RunEtcd(ctx, fx, suites.EtcdConfig{Workload: wl, Common: suites.Common{Out: dir, Seed: seed, Vigil: r.Vigil,
+		Checks: checks, Schedule: sched, Links: links, Flags: map[string]string{"bug": fmt.Sprint(b.Number), "release": release}}})
 	if err != nil {
 		return AttemptResult{}, err
 	}

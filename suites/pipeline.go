@@ -1,0 +1,237 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/checkers"
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/targets/sabotage"
+)
+
+// Common is what a run of either target takes besides its workload.
+type Common struct {
+	Out   string // output dir; history.jsonl goes there as the run goes
+	Seed  int64
+	Vigil string // vigil's version, for the history's metadata
+	Flags map[string]string
+	// Checks configures the checkers that judge the history.
+	Checks check.Config
+	// Sabotage, if set, names a sabotage mode of the run's target
+	// (targets/sabotage): the run builds its Saboteur with the run's
+	// recorder and wraps every client with it (inside the config's Wrap,
+	// if both are set).
+	Sabotage string
+	// Schedule, if it has steps, runs beside the workload (chaos). Its
+	// faults heal before the final phase.
+	Schedule chaos.Schedule
+	// Links, if set, is vigil's network on the system's links, for the
+	// schedule's network faults.
+	Links chaos.Links
+	// Logf receives chaos's lines (fault injected, healed); nil: none.
+	Logf func(string, ...any)
+	// Progress receives a live line every ProgressEvery; nil for none.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	History *history.History
+	Results []check.Result
+	// Elapsed is how long the workload ran (not counting setup and checks).
+	Elapsed time.Duration
+	// Interrupted: ctx ended before the workload finished; Results is empty.
+	Interrupted bool
+}
+
+// A scenario is one target's side of a run: its workload and what it
+// needs of the target. run calls prepare, then workload, then the
+// workload's run; progress prints the live line meanwhile.
+type scenario interface {
+	// prepare checks the workload's settings and readies the target
+	// before the history starts. It returns the metadata only the target
+	// knows (prefix, capabilities; Flags are added to Common's) and what
+	// to undo after the run.
+	prepare(ctx context.Context, clock *history.Clock) (history.Meta, func(), error)
+	// workload builds the workload over rec, its clients wrapped by sab
+	// (nil: none). With faults, env is the faults' environment for the
+	// scenario to complete (its clients for the requests a fault sends)
+	// and during runs them beside the workload; both are nil without.
+	// It returns the workload's run and what to close after it.
+	workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,
+		during func(context.Context)) (func(context.Context) error, func(), error)
+	// progress starts the live line; the function it returns stops it.
+	progress(clock *history.Clock) func()
+}
+
+// run is the one pipeline of a run of either target, against a started
+// fixture the caller owns: the history and its metadata, the sabotage,
+// the faults' environment, the workload, and the checks. An error means
+// the run could not be made; an interrupted run returns its partial
+// history and no verdicts.
+func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, duration, compactEvery time.Duration, sc scenario) (*Outcome, error) {
+	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		return nil, err
+	}
+	if err := sabotageFits(c.Sabotage, target, duration, compactEvery); err != nil {
+		return nil, err
+	}
+	clock := history.NewClock()
+	meta, undo, err := sc.prepare(ctx, clock)
+	if err != nil {
+		return nil, err
+	}
+	defer undo()
+	w, err := history.Create(filepath.Join(c.Out, history.FileName))
+	if err != nil {
+		return nil, err
+	}
+	flags := meta.Flags
+	if flags == nil {
+		flags = map[string]string{}
+	}
+	for k, v := range c.Flags {
+		flags[k] = v
+	}
+	meta.Vigil, meta.Target, meta.Seed, meta.Started, meta.Flags = c.Vigil, fx.Describe(), c.Seed, clock.Base(), flags
+	rec := history.NewRecorder(meta, clock, w)
+	var sab *sabotage.Saboteur
+	if c.Sabotage != "" {
+		if sab, err = sabotage.New(sabotage.Config{Mode: c.Sabotage, Seed: c.Seed, Recorder: rec, Duration: duration}); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	var env *chaos.Env
+	var during func(context.Context)
+	if len(c.Schedule.Steps) > 0 {
+		env = chaosEnv(fx, rec, c.Links)
+		during = func(ctx context.Context) { chaos.Run(ctx, env, c.Schedule, c.Logf) }
+	}
+	runWorkload, closeWorkload, err := sc.workload(ctx, rec, sab, env, during)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer closeWorkload()
+	return runAndCheck(ctx, runWorkload, sc.progress(clock), clock, w, rec, c.Checks)
+}
+
+// sabotageFits checks that mode (if any) is a sabotage mode of target
+// that a workload of this duration and compaction period can trip.
+func sabotageFits(mode, target string, d, compactEvery time.Duration) error {
+	if mode == "" {
+		return nil
+	}
+	m, ok := sabotage.Lookup(mode)
+	if !ok || m.Target != target {
+		return fmt.Errorf("%q is not a sabotage mode of the %s target; modes: %v", mode, target, sabotage.NamesFor(target))
+	}
+	return m.Fits(d, compactEvery)
+}
+
+// chaosEnv is what the faults may act on: what fx offers, and the data
+// store under it (an etcd-API fixture is its own store; an API server
+// fixture may name one).
+func chaosEnv(fx fixtures.Fixture, rec *history.Recorder, links chaos.Links) *chaos.Env {
+	env := &chaos.Env{Fixture: fx, Rec: rec, Links: links}
+	if p, ok := fx.(chaos.Processes); ok {
+		env.Processes = p
+	}
+	if fp, ok := fx.(chaos.Failpoints); ok {
+		env.Failpoints = fp
+	}
+	if m, ok := fx.(chaos.Membership); ok {
+		env.Membership = m
+	}
+	var store any = fx
+	if s, ok := fx.(interface{ Store() kubeapiserver.Store }); ok {
+		store = s.Store()
+	}
+	if db, ok := store.(chaos.Database); ok {
+		env.Database = db
+	}
+	return env
+}
+
+// runAndCheck runs the workload until it ends or ctx is canceled, stops
+// the progress line, closes the history and, unless the run was cut short,
+// judges it. A run cut short by ctx is Interrupted, with its partial history.
+func runAndCheck(ctx context.Context, run func(context.Context) error, stopProgress func(), clock *history.Clock,
+	w *history.Writer, rec *history.Recorder, checks check.Config) (*Outcome, error) {
+	start := clock.Now()
+	runErr := run(ctx)
+	elapsed := clock.Now() - start
+	stopProgress()
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("writing the history: %w", err)
+	}
+	if err := rec.Err(); err != nil {
+		return nil, fmt.Errorf("recording the history: %w", err)
+	}
+	out := &Outcome{History: rec.History(), Elapsed: elapsed}
+	if runErr != nil {
+		if ctx.Err() != nil {
+			out.Interrupted = true
+			return out, nil
+		}
+		return out, runErr
+	}
+	out.Results = Check(out.History, checks)
+	return out, nil
+}
+
+// Check runs every checker that judges h (the etcd checks, or the
+// Kubernetes ones for a kube run) and measures each (checkers read no clock).
+func Check(h *history.History, cfg check.Config) []check.Result {
+	var results []check.Result
+	for _, c := range checkers.ForHistory(h) {
+		start := time.Now()
+		r := check.Run(c, h, cfg)
+		r.Elapsed = time.Since(start)
+		results = append(results, r)
+	}
+	return results
+}
+
+// progressTicker prints line to w every period (2 s if zero) until the
+// returned stop is called; rate is ops per second since the last line.
+// A nil w prints nothing.
+func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops func() int64,
+	line func(now time.Duration, ops int64, rate float64) string) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var lastOps int64
+		last := clock.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			now, n := clock.Now(), ops()
+			rate := float64(n-lastOps) / (now - last).Seconds()
+			fmt.Fprintln(w, line(now, n, rate))
+			lastOps, last = n, now
+		}
+	}()
+	return func() { close(done); <-finished }
+}
