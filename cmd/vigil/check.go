@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,7 +28,7 @@ func cmdCheck(fset *flag.FlagSet) action {
 }
 
 func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, error) {
-	h, path, err := loadSaved(path)
+	h, path, err := history.LoadRun(path)
 	if err != nil {
 		return exitSetup, fmt.Errorf("cannot check: %w", err)
 	}
@@ -49,19 +47,6 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	return reports.ExitCode(r.Verdict), nil
 }
 
-// loadSaved loads a saved run's history from its output dir or its
-// history.jsonl, and returns the file's path.
-func loadSaved(path string) (*history.History, string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = history.InDir(path)
-	}
-	h, err := history.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
-	}
-	return h, path, err
-}
-
 // writeVisualization draws kv/linearizable's view into dir and says where;
 // a drawing that fails is reported, not fatal: the verdicts stand.
 func writeVisualization(dir string, results []check.Result) {
@@ -78,7 +63,7 @@ func writeVisualization(dir string, results []check.Result) {
 // history and result.json (after vigil check, from DIR/check/result.json).
 func cmdReport(fset *flag.FlagSet) action {
 	return func(pos []string) (int, error) {
-		h, path, err := loadSaved(pos[0])
+		h, path, err := history.LoadRun(pos[0])
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot report: %w", err)
 		}
