@@ -207,6 +207,21 @@ func InDir(dir string) string {
 	return plain
 }
 
+// LoadRun loads the history of a saved run from its output dir (InDir)
+// or from its history file, as the commands that read saved runs (vigil
+// check, report, selftest) take either, and returns the file's path. A
+// missing file is an error that says what to give instead.
+func LoadRun(path string) (*History, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = InDir(path)
+	}
+	h, err := Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
+	}
+	return h, path, err
+}
+
 // Compress gzips the history file at path into path.gz and removes path
 // once the copy is complete; it returns the new path. Load reads both.
 func Compress(path string) (string, error) {

@@ -3,6 +3,7 @@ package history
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +36,25 @@ func TestCompress(t *testing.T) {
 	h, err := Load(gz)
 	if err != nil || h.Meta.Seed != 5 || len(h.Operations) != 1 {
 		t.Fatalf("Load = %+v, %v", h, err)
+	}
+}
+
+// A saved run is given by its output dir or its history file; a dir with
+// no history says what to give.
+func TestLoadRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := Save(filepath.Join(dir, FileName), &History{Meta: Meta{Format: 1, Seed: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, FileName)} {
+		h, path, err := LoadRun(p)
+		if err != nil || h.Meta.Seed != 5 || path != filepath.Join(dir, FileName) {
+			t.Errorf("LoadRun(%s): seed %v, path %s, %v", p, h, path, err)
+		}
+	}
+	empty := t.TempDir()
+	_, _, err := LoadRun(empty)
+	if err == nil || !strings.Contains(err.Error(), "does not exist: give the output dir of a vigil run") {
+		t.Errorf("LoadRun of a dir without a history: %v", err)
 	}
 }

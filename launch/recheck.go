@@ -1,9 +1,7 @@
 package launch
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -18,7 +16,7 @@ import (
 // history, so the run's own result stays as it was. It prints the verdict
 // table and returns the exit code.
 func Recheck(path string, cfg check.Config) (int, error) {
-	h, path, err := LoadSaved(path)
+	h, path, err := history.LoadRun(path)
 	if err != nil {
 		return ExitSetup, fmt.Errorf("cannot check: %w", err)
 	}
@@ -33,17 +31,4 @@ func Recheck(path string, cfg check.Config) (int, error) {
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil
-}
-
-// LoadSaved loads a saved run's history from its output dir or its
-// history file, and returns the file's path.
-func LoadSaved(path string) (*history.History, string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = history.InDir(path)
-	}
-	h, err := history.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
-	}
-	return h, path, err
 }

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,6 +143,56 @@ func (r *Runner) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	return errors.Join(errs...)
+}
+
+// SpecFile is the spec a matrix's output dir was claimed for (ClaimDir).
+const SpecFile = "matrix.yaml"
+
+// ErrOtherSpec is ClaimDir's refusal: the dir holds another matrix.
+var ErrOtherSpec = errors.New("holds another spec")
+
+// ClaimDir keeps one matrix per output dir, so that running a spec again
+// into the same dir resumes it: it saves the spec's bytes there as
+// SpecFile, and refuses (ErrOtherSpec) a dir that holds another spec,
+// whose cells would be mixed with this one's.
+func ClaimDir(out string, raw []byte) error {
+	path := filepath.Join(out, SpecFile)
+	if old, err := os.ReadFile(path); err == nil {
+		if !bytes.Equal(old, raw) {
+			return fmt.Errorf("%s %w (%s); resume with that spec, or give a new --out", out, ErrOtherSpec, path)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, raw, 0o644)
+}
+
+// ParseCells reads a selection of the n cells, indexes and ranges as in
+// "0-3,7", into the Runner's Cells: a part of a matrix can run now and
+// the rest later, or elsewhere. "" selects every cell (nil).
+func ParseCells(s string, n int) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var cells []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a || b >= n {
+			return nil, fmt.Errorf("%q: want indexes or ranges within 0-%d, e.g. 0-3,7", part, n-1)
+		}
+		for i := a; i <= b; i++ {
+			cells = append(cells, i)
+		}
+	}
+	return cells, nil
 }
 
 func reasonSuffix(c Cell) string {

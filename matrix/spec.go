@@ -109,17 +109,29 @@ type KubeSpec struct {
 // matrix.html); other flags alphabetically in between.
 var axisOrder = []string{"target", "fixture", "store", "etcd-version", "kube-version", "kine-version", "kine-backend", "members", "apiservers"}
 
-// LoadSpec reads and checks a spec file.
-func LoadSpec(path string) (*Spec, error) {
-	b, err := os.ReadFile(path)
+// LoadSpec reads and checks a spec file, and returns it with the file's
+// bytes (which ClaimDir and KubeYAML keep as they are). checkArgs, when
+// not nil, judges each cell's vigil run command line (Args without "run"):
+// a typo in a flag fails now, not in every cell.
+func LoadSpec(path string, checkArgs func(args []string) error) (*Spec, []byte, error) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s, err := ParseSpec(b)
+	s, err := ParseSpec(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	if checkArgs == nil {
+		return s, raw, nil
+	}
+	for i := range s.Cells() {
+		params, _ := s.Cell(i)
+		if err := checkArgs(s.Args(params)[1:]); err != nil {
+			return nil, nil, fmt.Errorf("%s: cell %d (%s): %w", path, i, Label(params), err)
+		}
+	}
+	return s, raw, nil
 }
 
 // ParseSpec parses and checks a spec.

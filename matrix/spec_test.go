@@ -1,6 +1,10 @@
 package matrix
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,4 +61,29 @@ func TestSpecErrors(t *testing.T) {
 			t.Errorf("%q: got %v, want an error with %q", c.spec, err, c.want)
 		}
 	}
+}
+
+// LoadSpec has each cell's command line judged, and names the first cell
+// whose line is refused.
+func TestLoadSpec(t *testing.T) {
+	g := NewWithT(t)
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(path, twoByTwo, 0o644)
+	var judged [][]string
+	spec, raw, err := LoadSpec(path, func(args []string) error {
+		judged = append(judged, args)
+		if slices.Contains(args, "--faults=kill-leader") {
+			return errors.New("no such fault")
+		}
+		return nil
+	})
+	g.Expect(err).To(MatchError(path + ": cell 2 (faults=kill-leader seed=1): no such fault"))
+	g.Expect(spec).To(BeNil())
+	g.Expect(judged[0]).To(Equal([]string{"--duration=5s", "--seed=1"}), "without the leading run")
+	spec, raw, err = LoadSpec(path, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(spec.Cells()).To(Equal(4))
+	g.Expect(raw).To(Equal(twoByTwo))
+	_, _, err = LoadSpec(filepath.Join(t.TempDir(), "none.yaml"), nil)
+	g.Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue())
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -187,6 +189,31 @@ func (m *Matrix) Write(dir string) error {
 		return err
 	}
 	return m.writeHTML(filepath.Join(dir, "matrix.html"))
+}
+
+// Print writes the matrix for people: one line per cell that ran (or
+// started), the counts by verdict, the clusters of failed checks, and
+// where dir holds the files Write wrote.
+func (m *Matrix) Print(w io.Writer, dir string) {
+	var rows [][]string
+	for _, c := range m.Cells {
+		if c.Verdict == NotRun && c.Dir == "" {
+			continue
+		}
+		rows = append(rows, []string{strconv.Itoa(c.Index), c.Verdict, strings.Join(c.Failed, ","), c.Label})
+	}
+	reports.Listing(w, true, []string{"CELL", "VERDICT", "FAILED CHECKS", "VALUES"}, rows)
+	var counts []string
+	for _, v := range Verdicts {
+		if n := m.Counts[v]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	fmt.Fprintf(w, "\nmatrix %s: %d cells: %s\n", m.Name, len(m.Cells), strings.Join(counts, ", "))
+	for _, cl := range m.Clusters {
+		fmt.Fprintf(w, "  %s failed in %d cell(s): %v\n", cl.Check, len(cl.Cells), cl.Cells)
+	}
+	fmt.Fprintf(w, "results in %s (matrix.html, matrix.json, junit.xml)\n", dir)
 }
 
 // ReadMatrix reads a matrix.json.

@@ -95,3 +95,24 @@ func TestCollectRefuses(t *testing.T) {
 	_, err = Collect(root, t.TempDir())
 	g.Expect(err).To(MatchError(ContainSubstring("no cells")))
 }
+
+// Print lists the cells that ran, the counts and the clusters.
+func TestPrint(t *testing.T) {
+	g := NewWithT(t)
+	spec, _ := ParseSpec(twoByTwo)
+	root := t.TempDir()
+	fakeCell(t, spec, root, 0, "pass")
+	fakeCell(t, spec, root, 2, "fail", "watch/reliable")
+	m, err := Collect(root, root)
+	g.Expect(err).NotTo(HaveOccurred())
+	var b strings.Builder
+	m.Print(&b, "runs/x")
+	g.Expect(b.String()).To(Equal(`CELL  VERDICT  FAILED CHECKS   VALUES
+0     pass                     faults=(none) seed=1
+2     fail     watch/reliable  faults=kill-leader seed=1
+
+matrix t: 4 cells: 1 pass, 1 fail, 2 not run
+  watch/reliable failed in 1 cell(s): [2]
+results in runs/x (matrix.html, matrix.json, junit.xml)
+`))
+}

@@ -9,6 +9,8 @@ package selftest
 
 import (
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
 )
 
 // Config bounds a self-test.
@@ -71,6 +74,9 @@ type Report struct {
 	Misses []Trial
 	// ByCheck counts, per check, the trials it rejected.
 	ByCheck map[string]int
+	// AllChecks: every check judged every trial (Config.AllChecks), so
+	// ByCheck counts them all, not only the misses of their owners.
+	AllChecks bool
 }
 
 // Run corrupts h, which every MUST check must pass, kind by kind: with
@@ -94,6 +100,44 @@ func (r Report) Unargued() int {
 	return n
 }
 
+// Print writes the report for people: a line per kind, what each check
+// rejected, every miss with who else caught or warned of it and its
+// argument, and last whether a miss is a weakness (Unargued) or none is.
+func (r Report) Print(w io.Writer, wide bool) {
+	var rows [][]string
+	for _, k := range r.Kinds {
+		rows = append(rows, []string{k.Kind, k.Owner, fmt.Sprint(k.Sites), fmt.Sprint(k.Tried), fmt.Sprint(k.Caught),
+			fmt.Sprint(k.ByOwner), fmt.Sprint(k.Argued)})
+	}
+	reports.Listing(w, wide, []string{"KIND", "OWNER", "PLACES", "TRIED", "CAUGHT", "BY OWNER", "ARGUED"}, rows)
+	var byCheck []string
+	for _, name := range slices.Sorted(maps.Keys(r.ByCheck)) {
+		byCheck = append(byCheck, fmt.Sprintf("%s %d", name, r.ByCheck[name]))
+	}
+	judged := "(the owner first; the others only where it missed: --all-checks for all)"
+	if r.AllChecks {
+		judged = "(every check judged every corruption)"
+	}
+	fmt.Fprintf(w, "\ncorruptions each check rejected %s: %s\n", judged, strings.Join(byCheck, ", "))
+	for _, m := range r.Misses {
+		fmt.Fprintf(w, "\nmissed by %s: %s: %s\n", m.Owner, m.Kind, m.What)
+		if len(m.Failed) > 0 {
+			fmt.Fprintf(w, "  rejected by %s\n", strings.Join(m.Failed, ", "))
+		}
+		if len(m.Warned) > 0 {
+			fmt.Fprintf(w, "  warned by %s\n", strings.Join(m.Warned, ", "))
+		}
+		if m.Argued != "" {
+			fmt.Fprintf(w, "  argued: %s\n", m.Argued)
+		}
+	}
+	if n := r.Unargued(); n > 0 {
+		fmt.Fprintf(w, "\n%d corruption(s) missed with no argument: each is a weakness of its owner check\n", n)
+		return
+	}
+	fmt.Fprintln(w, "\nevery corruption was caught by its owner, or its miss is argued")
+}
+
 func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
 	var names []string
 	for _, k := range kinds {
@@ -113,7 +157,7 @@ func run(h *history.History, cfg Config, kinds []Kind) (Report, error) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5e1f7e57))
-	rep := Report{ByCheck: map[string]int{}}
+	rep := Report{ByCheck: map[string]int{}, AllChecks: cfg.AllChecks}
 	for _, k := range kinds {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, k.Name) {
 			continue

@@ -111,3 +111,37 @@ func TestSelftestRefusesAnUnknownKind(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Print shows each kind, what each check rejected, and every miss with
+// its argument; an unargued miss is named a weakness.
+func TestReportPrint(t *testing.T) {
+	rep := Report{
+		Kinds:   []KindResult{{Kind: "drop-event", Owner: "watch/reliable", Sites: 9, Tried: 2, Caught: 2, ByOwner: 1, Argued: 0}},
+		Misses:  []Trial{{Kind: "drop-event", Owner: "watch/reliable", What: "event 3 of watch 1", Failed: []string{"watch/ordered"}}},
+		ByCheck: map[string]int{"watch/reliable": 1, "watch/ordered": 1},
+	}
+	var b strings.Builder
+	rep.Print(&b, false)
+	want := `KIND        OWNER           PLACES  TRIED  CAUGHT  BY OWNER  ARGUED
+drop-event  watch/reliable  9       2      2       1         0
+
+corruptions each check rejected (the owner first; the others only where it missed: --all-checks for all): watch/ordered 1, watch/reliable 1
+
+missed by watch/reliable: drop-event: event 3 of watch 1
+  rejected by watch/ordered
+
+1 corruption(s) missed with no argument: each is a weakness of its owner check
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	rep.Misses[0].Argued, rep.AllChecks = "cannot be told from a slow watch", true
+	b.Reset()
+	rep.Print(&b, false)
+	for _, w := range []string{"(every check judged every corruption)", "  argued: cannot be told from a slow watch\n",
+		"\nevery corruption was caught by its owner, or its miss is argued\n"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("lacks %q:\n%s", w, b.String())
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/reports"
 )
@@ -35,7 +36,7 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 // history and result.json (after vigil check, from DIR/check/result.json).
 func cmdReport(fset *flag.FlagSet) action {
 	return func(pos []string) (int, error) {
-		h, path, err := launch.LoadSaved(pos[0])
+		h, path, err := history.LoadRun(pos[0])
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot report: %w", err)
 		}

@@ -6,9 +6,6 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/chaos"
-	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
-	"github.com/vigil-suite/vigil/fixtures/kine"
-	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/fixtures/runs"
 )
 
@@ -21,40 +18,30 @@ func cmdCleanup(fs *flag.FlagSet) action {
 	return func(dirs []string) (int, error) { return exitCodeOf(cleanup(dirs, *images)) }
 }
 
+// cleanup is vigil cleanup: it has fixtures/runs kill the leftovers of
+// each dir, chaos remove --net netns leftovers and cleanupDocker the
+// containers, and says what each removed.
 func cleanup(dirs []string, images bool) error {
 	var entries []runs.Entry
 	if len(dirs) == 0 {
-		all, err := runs.Entries()
+		gone, alive, err := runs.Abandoned()
 		if err != nil {
 			return err
 		}
-		for _, e := range all {
-			if e.Alive() {
-				fmt.Printf("run in %s is still going (vigil pid %d); left alone\n", e.Out, e.PID)
-				continue
-			}
-			entries = append(entries, e)
+		for _, e := range alive {
+			fmt.Printf("run in %s is still going (vigil pid %d); left alone\n", e.Out, e.PID)
+		}
+		entries = gone
+		for _, e := range gone {
 			dirs = append(dirs, e.Out)
 		}
 	}
 	total := 0
 	for _, d := range dirs {
-		// API servers first: they sit on the etcd members.
-		killed, err := kubeapiserver.KillLeftovers(d)
+		killed, err := runs.KillLeftovers(d)
 		if err != nil {
-			return fmt.Errorf("%s: %w", d, err)
+			return err
 		}
-		members, err := etcdproc.KillLeftovers(d)
-		if err != nil {
-			return fmt.Errorf("%s: %w", d, err)
-		}
-		killed = append(killed, members...)
-		// Database servers last: kine (a member above) sits on them.
-		dbs, err := kine.KillLeftovers(d)
-		if err != nil {
-			return fmt.Errorf("%s: %w", d, err)
-		}
-		killed = append(killed, dbs...)
 		for _, k := range killed {
 			fmt.Printf("killed %s of the run in %s\n", k, d)
 		}

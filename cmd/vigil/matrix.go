@@ -2,15 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/matrix"
 )
 
@@ -40,15 +39,17 @@ func cmdMatrixRun(fs *flag.FlagSet) action {
 		default:
 			return exitSetup, usageError("--emit %q: want kubernetes", emit)
 		}
-		only, err := parseCells(cells, spec.Cells())
+		only, err := matrix.ParseCells(cells, spec.Cells())
 		if err != nil {
-			return exitSetup, err
+			return exitSetup, usageError("--cells %v", err)
 		}
 		if out == "" {
-			out = filepath.Join("runs", "matrix-"+spec.Name+"-"+time.Now().Format("20060102-150405"))
+			out = runs.DefaultOut("matrix-" + spec.Name)
 		}
-		if err := claimMatrixDir(out, raw); err != nil {
-			return exitSetup, err
+		if err := matrix.ClaimDir(out, raw); errors.Is(err, matrix.ErrOtherSpec) {
+			return exitSetup, usageError("%v", err)
+		} else if err != nil {
+			return exitSetup, setupError(err)
 		}
 		ctx, done, err := startOutput(&out, "matrix")
 		if err != nil {
@@ -69,7 +70,7 @@ func cmdMatrixRun(fs *flag.FlagSet) action {
 		if err := m.Write(out); err != nil {
 			return exitSetup, err
 		}
-		printMatrix(m, out)
+		m.Print(os.Stdout, out)
 		if ctx.Err() != nil {
 			return exitSetup, fmt.Errorf("interrupted; the same command resumes the matrix (finished cells are kept)")
 		}
@@ -150,93 +151,22 @@ func cmdMatrixMerge(fs *flag.FlagSet) action {
 		if err := m.Write(out); err != nil {
 			return exitSetup, err
 		}
-		printMatrix(m, out)
+		m.Print(os.Stdout, out)
 		return m.ExitCode(), nil
 	}
 }
 
 // loadSpec reads a spec and checks each cell's command line against vigil
-// run's flags, so that a typo fails now, not in every cell.
+// run's flags (matrix.LoadSpec); every error is the command line's.
 func loadSpec(path string) (*matrix.Spec, []byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, usageError("%v", err)
-	}
-	spec, err := matrix.ParseSpec(raw)
-	if err != nil {
-		return nil, nil, usageError("%s: %v", path, err)
-	}
-	for i := range spec.Cells() {
-		params, _ := spec.Cell(i)
+	spec, raw, err := matrix.LoadSpec(path, func(args []string) error {
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(&bytes.Buffer{})
 		defineRunFlags(fs)
-		if err := fs.Parse(spec.Args(params)[1:]); err != nil {
-			return nil, nil, usageError("%s: cell %d (%s): %v", path, i, matrix.Label(params), err)
-		}
+		return fs.Parse(args)
+	})
+	if err != nil {
+		return nil, nil, usageError("%v", err)
 	}
 	return spec, raw, nil
-}
-
-// claimMatrixDir keeps one matrix per dir: it saves the spec there, and a
-// dir that holds another spec is refused.
-func claimMatrixDir(out string, raw []byte) error {
-	path := filepath.Join(out, "matrix.yaml")
-	if old, err := os.ReadFile(path); err == nil {
-		if !bytes.Equal(old, raw) {
-			return usageError("%s holds another spec (%s); resume with that spec, or give a new --out", out, path)
-		}
-		return nil
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return setupError(err)
-	}
-	return os.WriteFile(path, raw, 0o644)
-}
-
-// parseCells reads --cells: "0-3,7".
-func parseCells(s string, n int) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var cells []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b >= n {
-			return nil, usageError("--cells %q: want indexes or ranges within 0-%d, e.g. 0-3,7", part, n-1)
-		}
-		for i := a; i <= b; i++ {
-			cells = append(cells, i)
-		}
-	}
-	return cells, nil
-}
-
-// printMatrix prints one line per cell run and the verdict counts.
-func printMatrix(m *matrix.Matrix, out string) {
-	var rows [][]string
-	for _, c := range m.Cells {
-		if c.Verdict == matrix.NotRun && c.Dir == "" {
-			continue
-		}
-		rows = append(rows, []string{strconv.Itoa(c.Index), c.Verdict, strings.Join(c.Failed, ","), c.Label})
-	}
-	printTable(os.Stdout, true, []string{"CELL", "VERDICT", "FAILED CHECKS", "VALUES"}, rows)
-	var counts []string
-	for _, v := range matrix.Verdicts {
-		if n := m.Counts[v]; n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, v))
-		}
-	}
-	fmt.Printf("\nmatrix %s: %d cells: %s\n", m.Name, len(m.Cells), strings.Join(counts, ", "))
-	for _, cl := range m.Clusters {
-		fmt.Printf("  %s failed in %d cell(s): %v\n", cl.Check, len(cl.Cells), cl.Cells)
-	}
-	fmt.Printf("results in %s (matrix.html, matrix.json, junit.xml)\n", out)
 }

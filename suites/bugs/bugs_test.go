@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,7 +131,48 @@ func TestRowVerdicts(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "matrix.json"))
 		g.Expect(json.Unmarshal(b, &m)).To(Succeed())
 		g.Expect(m.Rows).To(HaveLen(2))
+		g.Expect(ExitCode(rows)).To(Equal(3), "a row that could not run")
 	})
+	g := NewWithT(t)
+	clean, reproduced := Row{Role: Fixed, Verdict: Clean}, Row{Role: Affected, Verdict: Reproduced}
+	g.Expect(ExitCode([]Row{reproduced, clean})).To(Equal(0))
+	g.Expect(ExitCode([]Row{reproduced, {Role: Fixed, Verdict: FailsWhenFixed}})).To(Equal(1))
+	g.Expect(ExitCode(nil)).To(Equal(0))
+}
+
+// The bugs of a command line: numbers with or without #, in their order;
+// none is the whole catalogue.
+func TestSelect(t *testing.T) {
+	g := NewWithT(t)
+	all := Catalogue()
+	first, second := all[0].Number, all[1].Number
+	numbers, err := ParseNumbers([]string{fmt.Sprint(second), fmt.Sprintf("#%d", first)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(numbers).To(Equal([]int{second, first}))
+	selected, err := Select(numbers)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(selected).To(Equal([]Bug{all[1], all[0]}))
+	selected, err = Select(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(selected).To(HaveLen(len(all)))
+	_, err = ParseNumbers([]string{"abc"})
+	g.Expect(err).To(MatchError(`"abc" is not a bug number; see vigil bugs list`))
+	_, err = Select([]int{1})
+	g.Expect(err).To(MatchError("no known bug #1; see vigil bugs list"))
+}
+
+// The listing has a line per bug; wide adds the checks and the recipes.
+func TestPrintCatalogue(t *testing.T) {
+	g := NewWithT(t)
+	var narrow, wide strings.Builder
+	PrintCatalogue(&narrow, false)
+	PrintCatalogue(&wide, true)
+	b := Catalogue()[0]
+	g.Expect(narrow.String()).To(HavePrefix("BUG  "))
+	g.Expect(narrow.String()).To(ContainSubstring(fmt.Sprintf("#%d ", b.Number)))
+	g.Expect(narrow.String()).To(HaveSuffix("\n(-o wide: the checks each bug trips, and its recipe)\n"))
+	g.Expect(wide.String()).To(ContainSubstring(strings.Join(b.Checks, ",")))
+	g.Expect(wide.String()).To(ContainSubstring(fmt.Sprintf("#%d recipe: %s\n", b.Number, b.Recipe.Summary())))
 }
 
 // Detection time is when the violation became provable: the latest record

@@ -9,8 +9,10 @@ package bugs
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/kv"
@@ -18,6 +20,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/watch"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
+	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
 )
 
@@ -262,4 +265,61 @@ func Lookup(number int) (Bug, bool) {
 		}
 	}
 	return Bug{}, false
+}
+
+// ParseNumbers reads the bug numbers of a command line, "14370" or
+// "#14370" as the catalogue writes them; its error names the argument
+// that is no number.
+func ParseNumbers(args []string) ([]int, error) {
+	var numbers []int
+	for _, a := range args {
+		n, err := strconv.Atoi(strings.TrimPrefix(a, "#"))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a bug number; see vigil bugs list", a)
+		}
+		numbers = append(numbers, n)
+	}
+	return numbers, nil
+}
+
+// Select is the bugs to run: those numbered, in their order, or the whole
+// catalogue when none is. Its error names the first number that is no
+// known bug.
+func Select(numbers []int) ([]Bug, error) {
+	if len(numbers) == 0 {
+		return Catalogue(), nil
+	}
+	var selected []Bug
+	for _, n := range numbers {
+		b, ok := Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("no known bug #%d; see vigil bugs list", n)
+		}
+		selected = append(selected, b)
+	}
+	return selected, nil
+}
+
+// PrintCatalogue lists the catalogue for people, a bug per line: its
+// releases and title; with wide, also the checks each bug trips, and
+// below the table each bug's recipe.
+func PrintCatalogue(w io.Writer, wide bool) {
+	var rows [][]string
+	for _, b := range Catalogue() {
+		if wide {
+			rows = append(rows, []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title})
+		} else {
+			rows = append(rows, []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, b.Title})
+		}
+	}
+	if !wide {
+		reports.Listing(w, false, []string{"BUG", "AFFECTED", "FIXED", "TITLE"}, rows)
+		fmt.Fprintln(w, "\n(-o wide: the checks each bug trips, and its recipe)")
+		return
+	}
+	reports.Listing(w, true, []string{"BUG", "AFFECTED", "FIXED", "CHECKS", "TITLE"}, rows)
+	fmt.Fprintln(w)
+	for _, b := range Catalogue() {
+		fmt.Fprintf(w, "#%d recipe: %s\n", b.Number, b.Recipe.Summary())
+	}
 }

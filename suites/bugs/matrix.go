@@ -112,6 +112,23 @@ func (row Row) Expected() bool {
 	return row.Role == Affected && row.Verdict == Reproduced || row.Role == Fixed && row.Verdict == Clean
 }
 
+// ExitCode is vigil bugs run's exit code for a matrix: 3 if a row could
+// not be run (its release did not build), else 1 if a row is not what the
+// catalogue expects, else 0.
+func ExitCode(rows []Row) int {
+	for _, row := range rows {
+		if row.Verdict == RunError {
+			return 3
+		}
+	}
+	for _, row := range rows {
+		if !row.Expected() {
+			return 1
+		}
+	}
+	return 0
+}
+
 // Table prints the matrix for people.
 func Table(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
