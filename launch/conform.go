@@ -80,15 +80,14 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		}
 	}
 	if o.Out == "" {
-		o.Out = filepath.Join("runs", "conform-"+time.Now().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return ExitSetup, SetupError(err)
+		o.Out = runs.DefaultOut("conform")
 	}
 	// Registered, vigil cleanup finds what a killed vigil left.
-	if unregister, err := runs.Register(o.Out); err == nil {
-		defer unregister()
+	unregister, err := runs.Open(o.Out)
+	if err != nil {
+		return ExitSetup, SetupError(err)
 	}
+	defer unregister()
 	var target probed
 	var startRef func() (probed, error)
 	if o.Target == "kube" {

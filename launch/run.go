@@ -37,9 +37,12 @@ const (
 // made or judged. Canceling ctx (Ctrl-C) stops the run: its partial
 // history is written with verdict error.
 func Run(ctx context.Context, o *Options) (int, error) {
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+	// Registered, vigil cleanup finds the run if vigil is killed.
+	unregister, err := runs.Open(o.Out)
+	if err != nil {
 		return ExitSetup, SetupError(err)
 	}
+	defer unregister()
 	// Saved before the run, so that even a crashed run can be replayed.
 	if len(o.schedule.Steps) > 0 {
 		if err := o.schedule.Save(filepath.Join(o.Out, chaos.ScheduleFile)); err != nil {
@@ -47,13 +50,8 @@ func Run(ctx context.Context, o *Options) (int, error) {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "vigil %s: seed %d, output in %s\n", o.Vigil, o.Seed, o.Out)
-	// Registered, vigil cleanup finds the run if vigil is killed.
-	if unregister, err := runs.Register(o.Out); err == nil {
-		defer unregister()
-	}
 	setup := suites.Setup{Seed: o.Seed, StartTimeout: o.StartTimeout, Net: o.network()}
 	var out *suites.Outcome
-	var err error
 	stopped := "cluster"
 	if o.Target == "kube" {
 		stopped = "API servers and cluster"

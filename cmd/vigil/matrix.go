@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"os"
 	"strconv"
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/vigil-suite/vigil/fixtures/runs"
+	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/matrix"
 )
 
@@ -39,45 +37,13 @@ func cmdMatrixRun(fs *flag.FlagSet) action {
 		default:
 			return exitSetup, usageError("--emit %q: want kubernetes", emit)
 		}
-		only, err := matrix.ParseCells(cells, spec.Cells())
-		if err != nil {
-			return exitSetup, usageError("--cells %v", err)
-		}
-		if out == "" {
-			out = runs.DefaultOut("matrix-" + spec.Name)
-		}
-		if err := matrix.ClaimDir(out, raw); errors.Is(err, matrix.ErrOtherSpec) {
-			return exitSetup, usageError("%v", err)
-		} else if err != nil {
-			return exitSetup, setupError(err)
-		}
-		ctx, done, err := startOutput(&out, "matrix")
-		if err != nil {
-			return exitSetup, err
-		}
-		defer done()
 		self, err := os.Executable()
 		if err != nil {
 			return exitSetup, setupError(err)
 		}
-		fmt.Fprintf(os.Stderr, "matrix %s: %d cells, output in %s\n", spec.Name, spec.Cells(), out)
-		r := &matrix.Runner{Spec: spec, Vigil: self, Out: out, Parallel: parallel, Cells: only, Progress: os.Stderr}
-		runErr := r.Run(ctx)
-		m, err := matrix.Collect(out, out)
-		if err != nil {
-			return exitSetup, err
-		}
-		if err := m.Write(out); err != nil {
-			return exitSetup, err
-		}
-		m.Print(os.Stdout, out)
-		if ctx.Err() != nil {
-			return exitSetup, fmt.Errorf("interrupted; the same command resumes the matrix (finished cells are kept)")
-		}
-		if runErr != nil {
-			return exitSetup, runErr
-		}
-		return m.ExitCode(), nil
+		ctx, stop := stopContext()
+		defer stop()
+		return launch.MatrixRun(ctx, spec, raw, launch.MatrixOptions{Out: out, Parallel: parallel, Cells: cells, Vigil: self})
 	}
 }
 
@@ -116,19 +82,7 @@ func cmdMatrixCell(fs *flag.FlagSet) action {
 		}
 		ctx, stop := stopContext()
 		defer stop()
-		c, kept, err := matrix.RunCell(ctx, spec, self, out, index)
-		if err != nil {
-			return exitSetup, setupError(err)
-		}
-		if ctx.Err() != nil {
-			return exitSetup, fmt.Errorf("cell %d interrupted", index)
-		}
-		how := ""
-		if kept {
-			how = " (kept from an earlier run)"
-		}
-		fmt.Printf("cell %d (%s): %s%s\n", c.Index, c.Label, c.Verdict, how)
-		return exitPass, nil
+		return launch.MatrixCell(ctx, spec, self, out, index)
 	}
 }
 
@@ -141,18 +95,7 @@ func cmdMatrixMerge(fs *flag.FlagSet) action {
 		if out == "" {
 			return exitSetup, usageError("--out DIR is required")
 		}
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return exitSetup, setupError(err)
-		}
-		m, err := matrix.Collect(out, dirs...)
-		if err != nil {
-			return exitSetup, setupError(err)
-		}
-		if err := m.Write(out); err != nil {
-			return exitSetup, err
-		}
-		m.Print(os.Stdout, out)
-		return m.ExitCode(), nil
+		return launch.MatrixMerge(out, dirs...)
 	}
 }
 
