@@ -2,10 +2,7 @@ package conformance
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,12 +23,12 @@ func TestReproductionBuildsAndReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range res {
+	for _, r := range res {
 		src := r.Reproduction()
 		if !strings.Contains(src, r.Name) || !strings.Contains(src, "package main") {
 			t.Fatalf("%s: no program:\n%s", r.Name, src)
 		}
-		bin := buildRepro(t, i, r.Name, src)
+		bin := BuildReproduction(t, r.Name, src)
 		out, err := exec.Command(bin, "-endpoint", strings.TrimPrefix(eps[0], "http://")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: the reproduction failed: %v\n%s", r.Name, err, out)
@@ -52,27 +49,4 @@ func TestReproductionBuildsAndReplays(t *testing.T) {
 		}
 		t.Logf("%s reproduction:\n%s", r.Name, text)
 	}
-}
-
-// buildRepro builds a reproduction program in a module directory inside
-// this one (a dot dir, which ./... leaves out), so the build uses this
-// repository's pinned requirements; it returns the binary.
-func buildRepro(t *testing.T, i int, name, src string) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	dir := filepath.Join(wd, "..", "..", fmt.Sprintf(".repro-test-%d-%d", os.Getpid(), i))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "repro")
-	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
-	build.Dir = filepath.Dir(dir)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%s: the reproduction does not build: %v\n%s\n%s", name, err, out, src)
-	}
-	return bin
 }

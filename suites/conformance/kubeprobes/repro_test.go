@@ -2,12 +2,11 @@ package kubeprobes
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-suite/vigil/suites/conformance"
 )
 
 // A Kubernetes probe's reproduction is a Go program that builds and, run
@@ -24,8 +23,8 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 	if len(res) != 3 {
 		t.Fatalf("%d results", len(res))
 	}
-	for i, r := range res {
-		bin := buildRepro(t, 10+i, r.Name, r.Reproduction())
+	for _, r := range res {
+		bin := conformance.BuildReproduction(t, r.Name, r.Reproduction())
 		run := exec.Command(bin, "-server", cfg.Server.Server, "-token", cfg.Server.Token, "-ca-file", cfg.Server.CAFile)
 		out, err := run.CombinedOutput()
 		if err != nil {
@@ -48,27 +47,4 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 			t.Errorf("%s: the replay lost a step:\n%s", r.Name, text)
 		}
 	}
-}
-
-// buildRepro builds a reproduction program in a module directory at the
-// repository's root (a dot dir, which ./... leaves out), so the build uses
-// this repository's pinned requirements; it returns the binary.
-func buildRepro(t *testing.T, i int, name, src string) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	dir := filepath.Join(wd, "..", "..", "..", fmt.Sprintf(".repro-test-%d-%d", os.Getpid(), i))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "repro")
-	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
-	build.Dir = filepath.Dir(dir)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%s: the reproduction does not build: %v\n%s\n%s", name, err, out, src)
-	}
-	return bin
 }
