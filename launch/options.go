@@ -63,6 +63,7 @@ type Options struct {
 	Vigil string
 
 	// Filled by Resolve.
+	resolved bool
 	schedule chaos.Schedule
 	security fixtures.Security // the security reaching the system under test
 }

@@ -23,6 +23,9 @@ import (
 // for failpoint faults, and the Kubernetes workload. A bad combination is
 // a *UsageError naming what to give instead.
 func (o *Options) Resolve() error {
+	if o.resolved {
+		return nil
+	}
 	if o.Given == nil {
 		o.Given = map[string]string{}
 	}
@@ -69,8 +72,11 @@ func (o *Options) Resolve() error {
 		o.security = sec.Resolved()
 	}
 	if o.Target == "kube" {
-		return o.resolveKube()
+		if err := o.resolveKube(); err != nil {
+			return err
+		}
 	}
+	o.resolved = true
 	return nil
 }
 

@@ -30,13 +30,16 @@ const (
 	ExitSetup   = 3
 )
 
-// Run runs the resolved options: it makes the output dir, starts the
-// system under test, runs the workload with the faults, stops the system,
-// checks the history and writes the reports, then prints the verdict
-// table. It returns the exit code; the error says why a run could not be
+// Run runs the options (resolved first, if Resolve was not called): it
+// makes the output dir, starts the system under test, runs the workload
+// with the faults, stops the system, checks the history and writes the
+// reports, then prints the verdict table. It returns the exit code; the error says why a run could not be
 // made or judged. Canceling ctx (Ctrl-C) stops the run: its partial
 // history is written with verdict error.
 func Run(ctx context.Context, o *Options) (int, error) {
+	if err := o.Resolve(); err != nil {
+		return ExitSetup, err
+	}
 	// Registered, vigil cleanup finds the run if vigil is killed.
 	unregister, err := runs.Open(o.Out)
 	if err != nil {
