@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/suites/bugs"
 )
 
@@ -38,12 +37,9 @@ func Bugs(ctx context.Context, numbers []string, o BugsOptions) (int, error) {
 	if err != nil {
 		return ExitSetup, Usagef("%v", err)
 	}
-	if o.Out == "" {
-		o.Out = runs.DefaultOut("bugs")
-	}
-	unregister, err := runs.Open(o.Out)
+	unregister, err := openOut(&o.Out, "bugs")
 	if err != nil {
-		return ExitSetup, SetupError(err)
+		return ExitSetup, err
 	}
 	defer unregister()
 	fmt.Fprintf(os.Stderr, "vigil %s: %d bug(s), %s release(s), output in %s\n", o.Vigil, len(selected), o.Which, o.Out)

@@ -13,7 +13,6 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
-	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 	"github.com/vigil-suite/vigil/targets/kube"
@@ -48,7 +47,7 @@ type ConformOptions struct {
 func DefaultConformOptions() ConformOptions {
 	return ConformOptions{Target: "etcd", Fixture: "process", EtcdVersion: binaries.DefaultEtcdVersion, Reference: "default",
 		KubeVersion: binaries.DefaultKubeVersion, WatchCache: true, Resources: "all",
-		Kine: KineOptions{Version: binaries.DefaultKineVersion, Backend: DefaultOptions().Kine.Backend}}
+		Kine: defaultKine()}
 }
 
 // Conform checks the options, runs the probes against the target and the
@@ -79,13 +78,9 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 			return ExitSetup, Usagef("--only %q names no probe; vigil conform --list shows them", s)
 		}
 	}
-	if o.Out == "" {
-		o.Out = runs.DefaultOut("conform")
-	}
-	// Registered, vigil cleanup finds what a killed vigil left.
-	unregister, err := runs.Open(o.Out)
+	unregister, err := openOut(&o.Out, "conform")
 	if err != nil {
-		return ExitSetup, SetupError(err)
+		return ExitSetup, err
 	}
 	defer unregister()
 	var target probed
@@ -160,7 +155,7 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 			return nil, nil, nil, Usagef("--limitations %q: want none or kine", o.Limitations)
 		case o.Fixture != "kine" && (given("kine-version") || given("kine-binary") || given("kine-backend")):
 			return nil, nil, nil, Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
-		case o.Endpoints == "" && (o.Security.given() || o.KubeServer.Insecure):
+		case o.Endpoints == "" && (o.Security.given() || o.Security.InsecureSkipVerify):
 			return nil, nil, nil, Usagef("--cacert, --cert, --key, --user, --password and --insecure-skip-tls-verify reach a server you run: they go with --endpoints")
 		}
 		for _, p := range conformance.EtcdProbes() {
@@ -240,9 +235,7 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec}, conformance.EtcdProbes())
 		}
 	}
-	sec := o.Security
-	sec.InsecureSkipVerify = sec.InsecureSkipVerify || o.KubeServer.Insecure
-	resolved := sec.Resolved()
+	resolved := o.Security.Resolved()
 	eps := strings.Split(o.Endpoints, ",")
 	target := probed{name: "server at " + o.Endpoints}
 	reference := o.Reference

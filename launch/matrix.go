@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/matrix"
 )
 
@@ -27,19 +26,16 @@ func MatrixRun(ctx context.Context, spec *matrix.Spec, raw []byte, o MatrixOptio
 	if err != nil {
 		return ExitSetup, Usagef("--cells %v", err)
 	}
-	if o.Out == "" {
-		o.Out = runs.DefaultOut("matrix-" + spec.Name)
+	unregister, err := openOut(&o.Out, "matrix-"+spec.Name)
+	if err != nil {
+		return ExitSetup, err
 	}
+	defer unregister()
 	if err := matrix.ClaimDir(o.Out, raw); errors.Is(err, matrix.ErrOtherSpec) {
 		return ExitSetup, Usagef("%v", err)
 	} else if err != nil {
 		return ExitSetup, SetupError(err)
 	}
-	unregister, err := runs.Open(o.Out)
-	if err != nil {
-		return ExitSetup, SetupError(err)
-	}
-	defer unregister()
 	fmt.Fprintf(os.Stderr, "matrix %s: %d cells, output in %s\n", spec.Name, spec.Cells(), o.Out)
 	r := &matrix.Runner{Spec: spec, Vigil: o.Vigil, Out: o.Out, Parallel: o.Parallel, Cells: only, Progress: os.Stderr}
 	runErr := r.Run(ctx)

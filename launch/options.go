@@ -93,9 +93,14 @@ func DefaultOptions() Options {
 	return Options{Target: "etcd", Fixture: "process", Members: 3, EtcdVersion: binaries.DefaultEtcdVersion,
 		Workload: suites.DefaultWorkload(), FaultInterval: 10 * time.Second, Net: "proxy",
 		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
-		Kine:  KineOptions{Version: binaries.DefaultKineVersion, Backend: kine.BackendSQLite},
+		Kine:  defaultKine(),
 		Kube:  KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
 		Given: map[string]string{}}
+}
+
+// defaultKine is kine's release vigil tests, over SQLite.
+func defaultKine() KineOptions {
+	return KineOptions{Version: binaries.DefaultKineVersion, Backend: kine.BackendSQLite}
 }
 
 // Schedule is the fault schedule Resolve planned or loaded.

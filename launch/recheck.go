@@ -25,9 +25,7 @@ func Recheck(path string, cfg check.Config) (int, error) {
 	addProbes(&r)
 	out := filepath.Join(filepath.Dir(path), "check")
 	if err := os.MkdirAll(out, 0o755); err == nil {
-		writeResult(out, r)
-		WriteVisualization(out, results)
-		writePage(out, h, r)
+		writeReports(out, h, r, results)
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil

@@ -67,9 +67,7 @@ func (o *Options) Resolve() error {
 	case o.Target == "etcd" && o.Fixture == "external" && o.schedule.NeedsLinks():
 		return Usagef("network faults need the process, docker, kine or command fixture")
 	case o.Fixture == "external":
-		sec := o.Security
-		sec.InsecureSkipVerify = sec.InsecureSkipVerify || o.Kube.Server.Insecure
-		o.security = sec.Resolved()
+		o.security = o.Security.Resolved()
 	}
 	if o.Target == "kube" {
 		if err := o.resolveKube(); err != nil {

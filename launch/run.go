@@ -33,17 +33,17 @@ const (
 // Run runs the options (resolved first, if Resolve was not called): it
 // makes the output dir, starts the system under test, runs the workload
 // with the faults, stops the system, checks the history and writes the
-// reports, then prints the verdict table. It returns the exit code; the error says why a run could not be
-// made or judged. Canceling ctx (Ctrl-C) stops the run: its partial
-// history is written with verdict error.
+// reports, then prints the verdict table. It returns the exit code; the
+// error says why a run could not be made or judged. Canceling ctx
+// (Ctrl-C) stops the run: its partial history is written with verdict
+// error.
 func Run(ctx context.Context, o *Options) (int, error) {
 	if err := o.Resolve(); err != nil {
 		return ExitSetup, err
 	}
-	// Registered, vigil cleanup finds the run if vigil is killed.
-	unregister, err := runs.Open(o.Out)
+	unregister, err := openOut(&o.Out, "run")
 	if err != nil {
-		return ExitSetup, SetupError(err)
+		return ExitSetup, err
 	}
 	defer unregister()
 	// Saved before the run, so that even a crashed run can be replayed.
@@ -159,20 +159,17 @@ func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 	if out.Interrupted {
 		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
-		writeResult(o.Out, r)
+		writeReports(o.Out, out.History, r, nil)
 		o.tidy(r.Verdict)
-		writePage(o.Out, out.History, r)
 		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, o.Out)
 		return ExitSetup, nil
 	}
 	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
 	addProbes(&r)
-	if err := writeResult(o.Out, r); err != nil {
+	if err := writeReports(o.Out, out.History, r, out.Results); err != nil {
 		return ExitSetup, err
 	}
-	WriteVisualization(o.Out, out.Results)
 	o.tidy(r.Verdict)
-	writePage(o.Out, out.History, r)
 	reports.Table(os.Stdout, r)
 	if o.Sabotage != "" {
 		reportSabotage(o.Sabotage, out.History, out.Results)
@@ -181,24 +178,24 @@ func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 	return reports.ExitCode(r.Verdict), nil
 }
 
-// WriteVisualization draws kv/linearizable's view into dir and says
-// where; a drawing that fails is reported, not fatal: the verdicts stand.
-func WriteVisualization(dir string, results []check.Result) {
-	path, what, err := reports.WriteVisualization(dir, results)
-	switch {
+// writeReports writes result.json and junit.xml into dir, then the
+// pages for people: kv/linearizable's view (when it failed) and
+// report.html. A verdict does not depend on the pages, so a failure to
+// draw one is said, not returned.
+func writeReports(dir string, h *history.History, r reports.Result, results []check.Result) error {
+	if err := writeResult(dir, r); err != nil {
+		return err
+	}
+	switch path, what, err := reports.WriteVisualization(dir, results); {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
 	case path != "":
 		fmt.Fprintf(os.Stderr, "linearizability view: %s (%s)\n", path, what)
 	}
-}
-
-// writePage writes report.html; a run's verdict does not depend on it,
-// so a failure to draw it is said, not fatal.
-func writePage(dir string, h *history.History, r reports.Result) {
 	if err := reports.WritePage(dir, h, r); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil: writing %s: %v\n", reports.PageFile, err)
 	}
+	return nil
 }
 
 // writeResult writes result.json and junit.xml.
@@ -207,6 +204,20 @@ func writeResult(dir string, r reports.Result) error {
 		return err
 	}
 	return reports.WriteJUnit(dir, r)
+}
+
+// openOut makes the output dir *out (runs/<kind>-<time> when empty) and
+// registers it, so that vigil cleanup finds what a killed vigil left
+// there; the function it returns removes the entry.
+func openOut(out *string, kind string) (func(), error) {
+	if *out == "" {
+		*out = runs.DefaultOut(kind)
+	}
+	unregister, err := runs.Open(*out)
+	if err != nil {
+		return nil, SetupError(err)
+	}
+	return unregister, nil
 }
 
 // tidy shrinks a finished run's output dir: the history gzipped with
