@@ -1,17 +1,11 @@
 package main
 
 import (
-	"os"
-
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/suites/bugs"
 )
-
-// listBugs is `vigil bugs list`: the catalogue; with wide, also the
-// checks each bug trips and each bug's recipe.
-func listBugs(wide bool) { bugs.PrintCatalogue(os.Stdout, wide) }
 
 // cmdBugsRun is `vigil bugs run [NUMBER...]`.
 func cmdBugsRun(fs *flag.FlagSet) action {

@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
+
+	"github.com/vigil-suite/vigil/suites/bugs"
 )
 
 // rootCommand is vigil's command tree. Each command's action writes its
@@ -126,7 +129,7 @@ correct answer. Exits 1 when a miss has no argument.`,
 	bugsCmd := &cobra.Command{Use: "bugs", Short: "the known etcd bugs vigil reproduces, by release"}
 	bugsList := &cobra.Command{Use: "list", Short: "list the known bugs (-o wide: with their checks and recipes)", Args: cobra.NoArgs}
 	bugsWide := outputFlag(bugsList.Flags())
-	bugsList.RunE = func(*cobra.Command, []string) error { listBugs(*bugsWide == "wide"); return nil }
+	bugsList.RunE = func(*cobra.Command, []string) error { bugs.PrintCatalogue(os.Stdout, *bugsWide == "wide"); return nil }
 	bugsCmd.AddCommand(bugsList)
 	root.AddCommand(bugsCmd)
 	addTo(bugsCmd, &cobra.Command{

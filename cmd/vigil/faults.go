@@ -38,9 +38,9 @@ func listFaults(version, binary string, wide bool) error {
 		}
 	}
 	if wide {
-		printTable(os.Stdout, true, []string{"FAULT", "NEEDS", "HERE", "KINE", "WHAT"}, rows)
+		reports.Listing(os.Stdout, true, []string{"FAULT", "NEEDS", "HERE", "KINE", "WHAT"}, rows)
 	} else {
-		printTable(os.Stdout, false, []string{"FAULT", "HERE", "KINE", "WHAT"}, rows)
+		reports.Listing(os.Stdout, false, []string{"FAULT", "HERE", "KINE", "WHAT"}, rows)
 		fmt.Println("\n(-o wide: what each fault needs, and why not where it does not apply)")
 	}
 	return nil

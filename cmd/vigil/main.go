@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-suite/vigil/launch"
+	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
@@ -91,7 +92,7 @@ func listSabotage(wide bool) error {
 	for _, m := range sabotage.Modes() {
 		rows = append(rows, []string{m.Name, m.Check, m.Target, m.Description})
 	}
-	printTable(os.Stdout, wide, []string{"MODE", "CHECK", "TARGET", "WHAT"}, rows)
+	reports.Listing(os.Stdout, wide, []string{"MODE", "CHECK", "TARGET", "WHAT"}, rows)
 	return nil
 }
 
