@@ -3,7 +3,6 @@ package chaos
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 )
@@ -13,8 +12,8 @@ import (
 // depend on the build (each needs its failpoint in it), so whether they
 // can run here is read from the build's failpoint list.
 type FailpointBuild struct {
-	Names   []string // the build's failpoints; nil: no build
-	Missing string   // why there is none, as AppliesHere says it
+	Names   []string // the build's failpoints
+	Missing string   // why there is no usable build, as AppliesHere says it; "": there is one
 	Of      string   // what the build is, for AppliesHere: "etcd v3.6.16" or a binary's path
 }
 
@@ -26,11 +25,11 @@ type FailpointBuild struct {
 // version is no etcd version vigil builds, or there is no cache dir.
 func FindFailpointBuild(version, binary string) (FailpointBuild, error) {
 	if binary != "" {
-		names, err := binaries.Failpoints(binary)
-		if err != nil {
-			return FailpointBuild{Missing: "no: " + binary + " has no " + binaries.FailpointsFile + " beside it"}, nil
+		// A list that is missing or empty makes the build unusable alike.
+		if names, _ := binaries.Failpoints(binary); len(names) > 0 {
+			return FailpointBuild{Names: names, Of: binary}, nil
 		}
-		return FailpointBuild{Names: names, Of: binary}, nil
+		return FailpointBuild{Missing: "no: " + binary + " has no " + binaries.FailpointsFile + " listing failpoints beside it"}, nil
 	}
 	path, ok, err := binaries.Cached(binaries.Options{Version: version, Failpoints: true})
 	if err != nil {
@@ -61,7 +60,7 @@ func (b FailpointBuild) AppliesHere(n Needs) string {
 		return "yes, with --fixture docker"
 	case !n.Failpoints && n.Failpoint == "":
 		return "yes"
-	case b.Names == nil:
+	case b.Missing != "":
 		return b.Missing
 	case n.Failpoint != "" && !slices.Contains(b.Names, n.Failpoint):
 		return fmt.Sprintf("no: %s has no failpoint %s", b.Of, n.Failpoint)
@@ -86,7 +85,7 @@ func AppliesToKine(inj Injector) string {
 		return "no"
 	case n.Database:
 		return "yes, with --kine-backend postgres|mysql"
-	case strings.HasPrefix(inj.Name(), "defrag-"):
+	case n.Defragment:
 		return "no: kine refuses Defragment"
 	}
 	return "yes"

@@ -28,6 +28,12 @@ func TestAppliesHere(t *testing.T) {
 	none, err := FindFailpointBuild("", filepath.Join(t.TempDir(), "etcd"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(none.AppliesHere(Needs{Failpoints: true})).To(HavePrefix("no: "))
+	// An empty list is no build either: the HERE column says so, not "".
+	emptyDir := t.TempDir()
+	os.WriteFile(filepath.Join(emptyDir, binaries.FailpointsFile), nil, 0o644)
+	empty, err := FindFailpointBuild("", filepath.Join(emptyDir, "etcd"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(empty.AppliesHere(Needs{Failpoint: "beforeCommit"})).To(HavePrefix("no: "))
 	_, err = FindFailpointBuild("latest", "")
 	g.Expect(err).To(MatchError(ContainSubstring(`"latest"`)))
 

@@ -87,6 +87,7 @@ type Needs struct {
 	APIServers bool   // kube-apiserver replicas over the cluster (--target kube)
 	Docker     bool   // members in containers on vigil's Docker network (--fixture docker)
 	Database   bool   // a database server under the system (--fixture kine over postgres or mysql)
+	Defragment bool   // a store that takes Maintenance.Defragment (kine refuses it)
 }
 
 func (n Needs) String() string {

@@ -15,7 +15,7 @@ import (
 type defragFault struct{ aim aim }
 
 func (f defragFault) Name() string { return "defrag-" + string(f.aim) }
-func (f defragFault) Needs() Needs { return Needs{Members: minMembers(f.aim)} }
+func (f defragFault) Needs() Needs { return Needs{Members: minMembers(f.aim), Defragment: true} }
 func (f defragFault) Describe() string {
 	who := map[aim]string{aimLeader: "the leader", aimFollower: "a follower", aimRandom: "a random member"}[f.aim]
 	return fmt.Sprintf("defragment %s's backend once (a recorded Maintenance.Defragment)", who)
