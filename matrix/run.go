@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -192,7 +193,9 @@ func ParseCells(s string, n int) ([]int, error) {
 			cells = append(cells, i)
 		}
 	}
-	return cells, nil
+	// Each cell once: two workers on one cell dir would clobber it.
+	slices.Sort(cells)
+	return slices.Compact(cells), nil
 }
 
 func reasonSuffix(c Cell) string {
