@@ -33,13 +33,13 @@ func Cleanup(dirs []string, images bool) error {
 	total := 0
 	for _, d := range dirs {
 		killed, err := runs.KillLeftovers(d)
-		if err != nil {
-			return err
-		}
 		for _, k := range killed {
 			fmt.Printf("killed %s of the run in %s\n", k, d)
 		}
 		total += len(killed)
+		if err != nil {
+			return err
+		}
 	}
 	for _, e := range entries {
 		e.Remove()

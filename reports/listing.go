@@ -16,13 +16,14 @@ const ListWidth = 100
 // that each line fits ListWidth: the listings are read in a terminal,
 // and -o wide shows them in full.
 func Listing(w io.Writer, wide bool, headers []string, rows [][]string) {
+	lines := append([][]string{headers}, rows...)
 	widths := make([]int, len(headers))
-	for _, r := range append([][]string{headers}, rows...) {
+	for _, r := range lines {
 		for i, c := range r[:len(r)-1] {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	for _, r := range append([][]string{headers}, rows...) {
+	for _, r := range lines {
 		var b strings.Builder
 		for i, c := range r[:len(r)-1] {
 			fmt.Fprintf(&b, "%-*s  ", widths[i], c)

@@ -304,22 +304,26 @@ func Select(numbers []int) ([]Bug, error) {
 // releases and title; with wide, also the checks each bug trips, and
 // below the table each bug's recipe.
 func PrintCatalogue(w io.Writer, wide bool) {
-	var rows [][]string
-	for _, b := range Catalogue() {
-		if wide {
-			rows = append(rows, []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, strings.Join(b.Checks, ","), b.Title})
-		} else {
-			rows = append(rows, []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, b.Title})
-		}
+	headers := []string{"BUG", "AFFECTED", "FIXED", "TITLE"}
+	if wide {
+		headers = slices.Insert(headers, 3, "CHECKS")
 	}
+	bugs := Catalogue()
+	var rows [][]string
+	for _, b := range bugs {
+		row := []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, b.Title}
+		if wide {
+			row = slices.Insert(row, 3, strings.Join(b.Checks, ","))
+		}
+		rows = append(rows, row)
+	}
+	reports.Listing(w, wide, headers, rows)
 	if !wide {
-		reports.Listing(w, false, []string{"BUG", "AFFECTED", "FIXED", "TITLE"}, rows)
 		fmt.Fprintln(w, "\n(-o wide: the checks each bug trips, and its recipe)")
 		return
 	}
-	reports.Listing(w, true, []string{"BUG", "AFFECTED", "FIXED", "CHECKS", "TITLE"}, rows)
 	fmt.Fprintln(w)
-	for _, b := range Catalogue() {
+	for _, b := range bugs {
 		fmt.Fprintf(w, "#%d recipe: %s\n", b.Number, b.Recipe.Summary())
 	}
 }

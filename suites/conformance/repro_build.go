@@ -15,11 +15,12 @@ import (
 // requirements. It returns the binary; the directory goes when t ends.
 func BuildReproduction(t testing.TB, name, src string) string {
 	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(gomod)) == "" {
-		t.Fatalf("finding the module's root: %v", err)
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	gomod := strings.TrimSpace(string(out))
+	if err != nil || gomod == "" || gomod == os.DevNull { // outside a module, GOMOD is /dev/null
+		t.Fatalf("finding the module's root: GOMOD %q, %v", gomod, err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	root := filepath.Dir(gomod)
 	dir, err := os.MkdirTemp(root, fmt.Sprintf(".repro-test-%d-", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
