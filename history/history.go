@@ -15,6 +15,7 @@ type Record struct {
 	WatchEnd      *WatchEnd      `json:"wend,omitempty"`
 	Fault         *Fault         `json:"fault,omitempty"`
 	Mark          *Mark          `json:"mark,omitempty"`
+	Call          *Call          `json:"call,omitempty"`
 
 	KubeOp       *KubeOperation `json:"kop,omitempty"`
 	KubeWatch    *KubeWatch     `json:"kwatch,omitempty"`
@@ -25,7 +26,7 @@ type Record struct {
 func (r Record) fields() int {
 	n := 0
 	for _, set := range []bool{r.Meta != nil, r.Op != nil, r.Watch != nil, r.WatchResponse != nil,
-		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil,
+		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil, r.Call != nil,
 		r.KubeOp != nil, r.KubeWatch != nil, r.KubeEvent != nil, r.KubeWatchEnd != nil} {
 		if set {
 			n++
@@ -70,6 +71,9 @@ type History struct {
 	Watches    []*WatchStream
 	Faults     []Fault
 	Marks      []Mark
+	// Calls are the requests beside KV operations and watch streams
+	// (progress requests, lease calls); format 2 on.
+	Calls []Call
 
 	// KubeOps and KubeWatches are the Kubernetes side (vigil run --target kube).
 	KubeOps     []KubeOperation
@@ -92,6 +96,9 @@ func (h *History) End() time.Duration {
 	for _, m := range h.Marks {
 		end = max(end, m.Time)
 	}
+	for i := range h.Calls {
+		end = max(end, h.Calls[i].Return)
+	}
 	for _, f := range h.Faults {
 		end = max(end, f.End)
 	}
@@ -107,7 +114,7 @@ func New(meta Meta) *History {
 // Add appends one record. Watch responses and ends must follow their watch.
 func (h *History) Add(r Record) error {
 	if r.fields() != 1 {
-		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, kop, kwatch, kevent, kwend; this one has %d", r.fields())
+		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, call, kop, kwatch, kevent, kwend; this one has %d", r.fields())
 	}
 	if h.watchIndex == nil {
 		h.watchIndex = map[int64]*WatchStream{}
@@ -144,6 +151,8 @@ func (h *History) Add(r Record) error {
 		h.Faults = append(h.Faults, *r.Fault)
 	case r.Mark != nil:
 		h.Marks = append(h.Marks, *r.Mark)
+	case r.Call != nil:
+		h.Calls = append(h.Calls, *r.Call)
 	default:
 		return h.addKube(r)
 	}
@@ -227,6 +236,9 @@ func (h *History) Records() []Record {
 	}
 	for i := range h.Marks {
 		all = append(all, timed{h.Marks[i].Time, Record{Mark: &h.Marks[i]}})
+	}
+	for i := range h.Calls {
+		all = append(all, timed{h.Calls[i].Return, Record{Call: &h.Calls[i]}})
 	}
 	for i := range h.KubeOps {
 		all = append(all, timed{h.KubeOps[i].Return, Record{KubeOp: &h.KubeOps[i]}})

@@ -17,7 +17,7 @@ type Recorder struct {
 	h   *History
 	err error
 
-	nextOp, nextWatch, nextFault atomic.Int64
+	nextOp, nextWatch, nextFault, nextCall atomic.Int64
 }
 
 // NewRecorder starts a history with meta, writing to w if it is not nil.
@@ -36,8 +36,10 @@ func (r *Recorder) Clock() *Clock { return r.clock }
 // Now reads the run's clock.
 func (r *Recorder) Now() time.Duration { return r.clock.Now() }
 
-// NextOpID, NextWatchID and NextFaultID hand out ids unique in the run.
+// NextOpID, NextWatchID, NextFaultID and NextCallID hand out ids unique
+// in the run.
 func (r *Recorder) NextOpID() int64    { return r.nextOp.Add(1) }
+func (r *Recorder) NextCallID() int64  { return r.nextCall.Add(1) }
 func (r *Recorder) NextWatchID() int64 { return r.nextWatch.Add(1) }
 func (r *Recorder) NextFaultID() int64 { return r.nextFault.Add(1) }
 

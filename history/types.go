@@ -10,8 +10,10 @@ package history
 import "time"
 
 // FormatVersion is the version of the JSON-lines encoding. It is written in
-// the meta record; a loader refuses histories of a newer version.
-const FormatVersion = 1
+// the meta record; a loader refuses histories of a newer version and reads
+// every older one. Format 2 added call records (progress requests, lease
+// calls): a format-1 history sent them unrecorded.
+const FormatVersion = 2
 
 // OpKind names an etcd v3 API call.
 type OpKind string
@@ -67,7 +69,10 @@ type Request struct {
 	Revision     int64  `json:"revision,omitempty"`
 	Serializable bool   `json:"serializable,omitempty"`
 	KeysOnly     bool   `json:"keys_only,omitempty"`
+	CountOnly    bool   `json:"count_only,omitempty"`
 	PrevKV       bool   `json:"prev_kv,omitempty"`
+	// Lease attaches a put to a lease (its id, from a lease-grant call).
+	Lease int64 `json:"lease,omitempty"`
 
 	Compares []Compare `json:"compares,omitempty"`
 	Success  []Request `json:"success,omitempty"`

@@ -2,6 +2,9 @@ package targets
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/vigil-suite/vigil/history"
 )
@@ -14,6 +17,9 @@ type Recording struct {
 	id     int
 	rec    *history.Recorder
 	lastOp int64 // id of the last operation Do recorded
+
+	mu   sync.Mutex
+	open []int64 // the watches of this client whose end is not recorded yet
 }
 
 // Record wraps c as client number id of the run.
@@ -30,10 +36,47 @@ func (r *Recording) Member() string { return r.inner.Member() }
 // Close closes the underlying client.
 func (r *Recording) Close() error { return r.inner.Close() }
 
-// RequestProgress asks for a progress notification (not itself recorded:
-// the notification it causes is).
+// RequestProgress asks for a progress notification on the client's watch
+// stream and records the request, with the watches it was sent for; the
+// notifications it causes are recorded on those watches.
 func (r *Recording) RequestProgress(ctx context.Context) error {
-	return r.inner.RequestProgress(ctx)
+	c := history.Call{ID: r.rec.NextCallID(), Client: r.id, Member: r.inner.Member(), Kind: history.CallProgress,
+		Watches: r.openWatches()}
+	c.Call = r.rec.Now()
+	err := r.inner.RequestProgress(ctx)
+	c.Return = r.rec.Now()
+	if err != nil {
+		c.Error, c.Code = err.Error(), CodeOf(err)
+	}
+	r.rec.Add(history.Record{Call: &c})
+	return err
+}
+
+// Record records a call this client made through another path (a lease
+// call of the workload, say), stamping it with the client's id, member
+// and a fresh call id.
+func (r *Recording) Record(c history.Call) {
+	c.ID, c.Client, c.Member = r.rec.NextCallID(), r.id, r.inner.Member()
+	r.rec.Add(history.Record{Call: &c})
+}
+
+// Now reads the run's clock, for callers timing a call they Record.
+func (r *Recording) Now() time.Duration { return r.rec.Now() }
+
+func (r *Recording) openWatches() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.open)
+}
+
+func (r *Recording) setOpen(id int64, open bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if open {
+		r.open = append(r.open, id)
+	} else {
+		r.open = slices.DeleteFunc(r.open, func(x int64) bool { return x == id })
+	}
 }
 
 // Do runs and records one request.
@@ -71,6 +114,7 @@ func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes
 	w := history.Watch{ID: r.rec.NextWatchID(), Client: r.id, Member: r.inner.Member(), Resumes: resumes, Request: req}
 	w.Call = r.rec.Now()
 	r.rec.Add(history.Record{Watch: &w})
+	r.setOpen(w.ID, true)
 	in := r.inner.Watch(ctx, req)
 	out := make(chan history.WatchResponse, 64)
 	go func() {
@@ -99,6 +143,7 @@ func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes
 		default:
 			end.Reason, end.Error = history.EndError, "stream closed without a cancel reason or error"
 		}
+		r.setOpen(w.ID, false)
 		r.rec.Add(history.Record{WatchEnd: &end})
 	}()
 	return RecordedWatch{ID: w.ID, C: out}

@@ -179,11 +179,17 @@ func toOp(req history.Request) (clientv3.Op, error) {
 		if req.KeysOnly {
 			opts = append(opts, clientv3.WithKeysOnly())
 		}
+		if req.CountOnly {
+			opts = append(opts, clientv3.WithCountOnly())
+		}
 		return clientv3.OpGet(req.Key, opts...), nil
 	case history.OpPut:
 		var opts []clientv3.OpOption
 		if req.PrevKV {
 			opts = append(opts, clientv3.WithPrevKV())
+		}
+		if req.Lease != 0 {
+			opts = append(opts, clientv3.WithLease(clientv3.LeaseID(req.Lease)))
 		}
 		return clientv3.OpPut(req.Key, req.Value, opts...), nil
 	case history.OpDelete:
