@@ -47,13 +47,14 @@ func (t junitTime) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      junitTime     `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Error     *junitMessage `xml:"error,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	Time       junitTime        `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Failure    *junitMessage    `xml:"failure,omitempty"`
+	Error      *junitMessage    `xml:"error,omitempty"`
+	Skipped    *junitMessage    `xml:"skipped,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
 }
 
 type junitMessage struct {
@@ -74,7 +75,8 @@ func WriteJUnit(dir string, r Result) error {
 	}
 	cases := []JUnitCase{setup}
 	for _, c := range r.Checks {
-		tc := JUnitCase{Name: c.Name, Class: "vigil." + r.Target.Kind, Seconds: c.Elapsed.Seconds()}
+		tc := JUnitCase{Name: c.Name, Class: "vigil." + r.Target.Kind, Seconds: c.Elapsed.Seconds(),
+			Props: evidenceProps(c.Evidence)}
 		switch {
 		case c.Should && c.Verdict == check.Fail:
 			// A SHOULD line: a warning, not a failed test.
@@ -126,6 +128,34 @@ type JUnitCase struct {
 	Skipped     string
 	Detail      string
 	Out         string
+	// Props are the testcase's properties (a check's evidence).
+	Props map[string]string
+}
+
+// evidenceProps are a check's evidence as testcase properties.
+func evidenceProps(e *check.Evidence) map[string]string {
+	if e == nil {
+		return nil
+	}
+	return map[string]string{"evidence.request": e.Request, "evidence.answer": e.Answer,
+		"evidence.asked": strconv.Itoa(e.Asked), "evidence.answered": strconv.Itoa(e.Answered),
+		"evidence.ignored": strconv.Itoa(e.Ignored), "evidence.owed": strconv.Itoa(e.Owed),
+		"evidence.refused": strconv.Itoa(e.Refused)}
+}
+
+// properties lists props sorted by name, leaving out empty values; nil
+// when none is left.
+func properties(props map[string]string) *junitProperties {
+	var out *junitProperties
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if props[k] != "" {
+			if out == nil {
+				out = &junitProperties{}
+			}
+			out.Props = append(out.Props, junitProperty{Name: k, Value: props[k]})
+		}
+	}
+	return out
 }
 
 // WriteJUnitCases writes one test suite of cases to path, counting its
@@ -133,17 +163,10 @@ type JUnitCase struct {
 // left out): the format every CI system reads, for the runs, the
 // conformance probes and the known-bug matrix alike.
 func WriteJUnitCases(path, suite string, seconds float64, cases []JUnitCase, props map[string]string) error {
-	s := junitSuite{Name: suite, Time: junitTime(seconds), Tests: len(cases)}
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if props[k] != "" {
-			if s.Properties == nil {
-				s.Properties = &junitProperties{}
-			}
-			s.Properties.Props = append(s.Properties.Props, junitProperty{Name: k, Value: props[k]})
-		}
-	}
+	s := junitSuite{Name: suite, Time: junitTime(seconds), Tests: len(cases), Properties: properties(props)}
 	for _, c := range cases {
-		tc := junitCase{Name: c.Name, Classname: c.Class, Time: junitTime(c.Seconds), SystemOut: c.Out}
+		tc := junitCase{Name: c.Name, Classname: c.Class, Time: junitTime(c.Seconds), SystemOut: c.Out,
+			Properties: properties(c.Props)}
 		switch {
 		case c.Failure != "":
 			s.Failures++

@@ -43,8 +43,8 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 {{if .Flags}}<details><summary>flags of the run</summary><table>{{range .Flags}}<tr><td><code>--{{.Name}}</code></td><td><code>{{.Value}}</code></td></tr>{{end}}</table></details>{{end}}
 
 <h2>Checks</h2>
-<table><tr><th>check</th><th>verdict</th><th>detail</th></tr>
-{{range .Checks}}<tr><td><code>{{.Name}}</code></td><td><span class="v {{.Class}}">{{.Word}}</span></td><td class="fig">{{.Detail}}</td></tr>
+<table><tr><th>check</th><th>verdict</th><th>evidence: asked, answered</th><th>detail</th></tr>
+{{range .Checks}}<tr><td><code>{{.Name}}</code></td><td><span class="v {{.Class}}">{{.Word}}</span></td><td class="fig">{{.Evidence}}</td><td class="fig">{{.Detail}}</td></tr>
 {{end}}</table>
 
 {{if .Findings}}<h2 id="findings">Findings</h2>
@@ -60,7 +60,7 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 </body></html>
 `))
 
-type pageCheck struct{ Name, Class, Word, Detail string }
+type pageCheck struct{ Name, Class, Word, Evidence, Detail string }
 type pageFinding struct {
 	N     int
 	Check string
@@ -108,7 +108,8 @@ func WritePage(dir string, h *history.History, r Result) error {
 		if c.Reason != "" {
 			detail = c.Reason + " " + detail
 		}
-		checks = append(checks, pageCheck{Name: c.Name, Class: strings.ToLower(word), Word: word, Detail: detail})
+		checks = append(checks, pageCheck{Name: c.Name, Class: strings.ToLower(word), Word: word,
+			Evidence: evidenceText(c), Detail: detail})
 	}
 	var flags []pageFlag
 	for _, k := range slices.Sorted(maps.Keys(r.Flags)) {

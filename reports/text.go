@@ -30,6 +30,9 @@ func Table(w io.Writer, r Result) {
 		} else if detail == "" {
 			detail = figures(c.Figures)
 		}
+		if e := evidenceText(c); e != "" && c.Verdict != check.Fail {
+			detail = e + "; " + detail
+		}
 		if c.Verdict == check.Pass && c.MostlyExcused() {
 			detail = fmt.Sprintf("MOSTLY EXCUSED: %d excused (%s), %d judged; %s", c.Excuses(), excuses(c.Excused), c.Judged, detail)
 		}
@@ -192,4 +195,16 @@ func eventText(e history.Event) string {
 		s += fmt.Sprintf(" value=%q", e.KV.Value)
 	}
 	return s
+}
+
+// evidenceText is a check's evidence in one line: what the run asked and
+// what the target answered ("" for results written before format 2).
+func evidenceText(c check.Result) string {
+	if c.Evidence == nil {
+		return ""
+	}
+	if c.Evidence.Legacy {
+		return c.Evidence.String() + " (an older history: requests not all recorded)"
+	}
+	return c.Evidence.String()
 }

@@ -57,6 +57,9 @@ type Result struct {
 	// and the reports say so.
 	Judged  int            `json:"judged,omitempty"`
 	Excused map[string]int `json:"excused,omitempty"`
+	// Evidence is what the check needed from the run and what the target
+	// answered (see Apply); nil only in results older than format 2.
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// Elapsed is measured by the caller (checkers read no clock).
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
 	// Drawing, when the check can show what it judged (kv/linearizable:
@@ -86,6 +89,11 @@ type Violation struct {
 	// KubeEvents are Kubernetes watch events that prove it (Kubernetes
 	// checks); each names its watch and its index in that watch.
 	KubeEvents []history.KubeEventAt `json:"kube_events,omitempty"`
+	// Calls (progress requests, lease calls) and Watches (etcd or
+	// Kubernetes watches, as the check's family) are further records that
+	// prove it: requests owed an answer that got none.
+	Calls   []int64 `json:"calls,omitempty"`
+	Watches []int64 `json:"watches,omitempty"`
 }
 
 // Error makes a Violation usable as an error wrapping its guarantee.
@@ -125,6 +133,10 @@ type Check struct {
 	// Severity is how bad a breach of its guarantee is for a client.
 	Severity Severity
 	Run      func(h *history.History, cfg Config) Result
+	// Evidence says what the check needs from the run and what the target
+	// answered; Run applies the one verdict rule to it (Apply). Every
+	// check declares it.
+	Evidence Evidencer
 }
 
 // Severity ranks what a breach costs the system's clients, worst first:
@@ -191,6 +203,9 @@ func Run(c Check, h *history.History, cfg Config) (r Result) {
 	r = c.Run(h, cfg)
 	if r.Name == "" {
 		r.Name = c.Name
+	}
+	if c.Evidence != nil {
+		r = Apply(c, r, c.Evidence(h))
 	}
 	r.Should, r.Severity = c.Should, c.Severity
 	if r.Violations == nil {
