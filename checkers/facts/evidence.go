@@ -1,0 +1,207 @@
+package facts
+
+import (
+	"strings"
+	"time"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/history"
+)
+
+// The evidence counters every check's declaration is built from. Each
+// counts requests of one kind the run sent and the answers of one kind the
+// target gave; see check.Evidence for the rule that reads them.
+
+// settle is how long after a fault's end silence is still excused: the
+// time a healed member or link takes to answer again (a leader election,
+// a reconnect). The excuse is bounded by the fault's own interval plus it.
+const settle = 2 * time.Second
+
+// FaultAround reports whether a fault other than sabotage overlapped
+// [from, to], widened by the settle time after each fault. Sabotage is
+// recorded as a fault too, but it changes only what vigil's clients see:
+// it never excuses the server.
+func FaultAround(faults []history.Fault, from, to time.Duration) bool {
+	for i := range faults {
+		f := &faults[i]
+		if strings.HasPrefix(f.Name, "sabotage:") {
+			continue
+		}
+		if f.Start <= to && f.End+settle >= from {
+			return true
+		}
+	}
+	return false
+}
+
+// OpEvidence counts the operations match selects: asked, answered (a
+// response or a definite error: compacted, future revision) and refused
+// (declined as unsupported). An operation that timed out is owed nothing
+// here — faults make timeouts legitimate — so none answered is unknown.
+func OpEvidence(h *history.History, request, answer string, match func(o *history.Operation) bool) check.Evidence {
+	e := check.Evidence{Request: request, Answer: answer, Records: check.RecordOperations}
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if !match(o) {
+			continue
+		}
+		e.Asked++
+		switch {
+		case o.Code == history.ErrRefused:
+			e.Refused++
+		case answered(o):
+			e.Answered++
+		}
+	}
+	if e.Asked == 0 {
+		e.Why = "the run sent no " + request
+		if reason, ok := refusal(h, request); ok {
+			e.Why += ": the target refused it before the run (" + reason + ")"
+		}
+	}
+	return e
+}
+
+// refusal finds what the target said before the run about a capability
+// whose name the request kind starts with (Meta.Refuses).
+func refusal(h *history.History, request string) (string, bool) {
+	for name, words := range h.Meta.Refuses {
+		if strings.Contains(request, name) {
+			return words, true
+		}
+	}
+	return "", false
+}
+
+// WatchEvidence counts the watches match selects: asked, and answered
+// when the watch got any response (created, events, progress, a cancel)
+// or was refused or canceled by the server with a reason.
+func WatchEvidence(h *history.History, request, answer string, match func(w *history.WatchStream) bool,
+	answeredBy func(w *history.WatchStream) bool) check.Evidence {
+	e := check.Evidence{Request: request, Answer: answer, Records: check.RecordWatches}
+	for _, w := range h.Watches {
+		if !match(w) {
+			continue
+		}
+		e.Asked++
+		if answeredBy(w) {
+			e.Answered++
+		}
+	}
+	if e.Asked == 0 {
+		e.Why = "the run opened no " + request
+	}
+	return e
+}
+
+// Responded reports whether the watch got any response at all.
+func Responded(w *history.WatchStream) bool { return len(w.Responses) > 0 }
+
+// DeliveredEvents reports whether the watch delivered at least one event.
+func DeliveredEvents(w *history.WatchStream) bool {
+	for i := range w.Responses {
+		if len(w.Responses[i].Events) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// progressWindow is how long a progress request waits for its answer. etcd
+// answers at once when the watches of the stream are in sync, so this is
+// generous; a notification in it answers every request it follows.
+const progressWindow = 5 * time.Second
+
+// ProgressEvidence counts the progress requests sent for watches match
+// selects (nil: all) and their answers: a progress notification on one of
+// the watches the request was sent for, within progressWindow after it.
+//
+// A request is owed an answer when it was handed to the stream without an
+// error, one of its watches had been answered (created) before it and
+// stayed open for the whole window, and no fault (other than sabotage) was
+// around it. etcd leaves a request unanswered while a watch of the stream
+// is catching up, so single silences are not violations; the rule fails
+// the check only when every owed request went unanswered.
+//
+// In a format-1 history progress requests were not recorded: the evidence
+// is then the notifications alone, marked Legacy.
+func ProgressEvidence(h *history.History, match func(w *history.WatchStream) bool) check.Evidence {
+	e := check.Evidence{Request: "progress request", Answer: "progress notification", Records: check.RecordCalls}
+	if match == nil {
+		match = func(*history.WatchStream) bool { return true }
+	}
+	if !h.RecordsCalls() {
+		e.Legacy = true
+		for _, w := range h.Watches {
+			if !match(w) {
+				continue
+			}
+			if w.Request.ProgressNotify {
+				e.Asked++
+			}
+			if GotProgress(w) {
+				e.Answered++
+			}
+		}
+		return e
+	}
+	for _, c := range h.CallsOf(history.CallProgress) {
+		var watches []*history.WatchStream
+		for _, id := range c.Watches {
+			if w := h.WatchByID(id); w != nil && match(w) {
+				watches = append(watches, w)
+			}
+		}
+		if len(watches) == 0 {
+			continue // sent for no watch this check judges
+		}
+		e.Asked++
+		if c.Failed() {
+			if c.Code == history.ErrRefused {
+				e.Refused++
+			}
+			continue
+		}
+		answered, owed := false, false
+		for _, w := range watches {
+			answered = answered || progressIn(w, c.Call, c.Call+progressWindow)
+			owed = owed || (liveBefore(w, c.Call) && openUntil(w, c.Call+progressWindow))
+		}
+		owed = owed && !FaultAround(h.Faults, c.Call, c.Call+progressWindow)
+		if answered {
+			e.Answered++
+		}
+		if owed {
+			e.Owed++
+			if !answered {
+				e.NoteUnanswered(c.ID)
+			}
+		}
+	}
+	if e.Asked == 0 {
+		e.Why = "the run sent no progress request for a watch this check judges"
+	}
+	return e
+}
+
+// progressIn reports whether w received a progress notification in [from, to].
+func progressIn(w *history.WatchStream, from, to time.Duration) bool {
+	for i := range w.Responses {
+		r := &w.Responses[i]
+		if r.Progress && r.Time >= from && r.Time <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// liveBefore reports whether the server had answered w (its creation, an
+// event) before t.
+func liveBefore(w *history.WatchStream, t time.Duration) bool {
+	return len(w.Responses) > 0 && w.Responses[0].Time < t && !w.Responses[0].Canceled
+}
+
+// openUntil reports whether w was still open at t.
+func openUntil(w *history.WatchStream, t time.Duration) bool {
+	return w.End == nil || w.End.Time >= t
+}
