@@ -192,7 +192,8 @@ func (h *History) addKube(r Record) error {
 
 // WatchByID returns the watch stream with the given id, or nil.
 func (h *History) WatchByID(id int64) *WatchStream {
-	if h.watchIndex == nil {
+	// Rebuilt when watches were appended without Add (generated histories).
+	if h.watchIndex == nil || len(h.watchIndex) != len(h.Watches) {
 		h.watchIndex = map[int64]*WatchStream{}
 		for _, w := range h.Watches {
 			h.watchIndex[w.ID] = w

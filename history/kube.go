@@ -190,7 +190,7 @@ type KubeWatchStream struct {
 
 // KubeWatchByID returns the Kubernetes watch with the given id, or nil.
 func (h *History) KubeWatchByID(id int64) *KubeWatchStream {
-	if h.kubeWatchIndex == nil {
+	if h.kubeWatchIndex == nil || len(h.kubeWatchIndex) != len(h.KubeWatches) {
 		h.kubeWatchIndex = map[int64]*KubeWatchStream{}
 		for _, w := range h.KubeWatches {
 			h.kubeWatchIndex[w.ID] = w

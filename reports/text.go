@@ -200,8 +200,8 @@ func eventText(e history.Event) string {
 // evidenceText is a check's evidence in one line: what the run asked and
 // what the target answered ("" for results written before format 2).
 func evidenceText(c check.Result) string {
-	if c.Evidence == nil {
-		return ""
+	if c.Evidence == nil || c.Evidence.Asked == 0 {
+		return "" // the reason says why nothing was asked
 	}
 	if c.Evidence.Legacy {
 		return c.Evidence.String() + " (an older history: requests not all recorded)"

@@ -3,7 +3,11 @@
 // healed.
 package availability
 
-import "github.com/vigil-suite/vigil/checkers/check"
+import (
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
 
 // Names of the checks of this package, as reports and result.json spell them.
 const (
@@ -18,5 +22,21 @@ var (
 
 // Checks returns run/availability.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Liveness, Run: Check}}
+	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Liveness, Run: Check, Evidence: evidence}}
+}
+
+// evidence: every call on the system under test, answered when a response
+// or a definite error came back (facts.Calls).
+func evidence(h *history.History) check.Evidence {
+	e := check.Evidence{Request: "call", Answer: "answer"}
+	for _, c := range facts.Calls(h) {
+		e.Asked++
+		if c.Ok {
+			e.Answered++
+		}
+	}
+	if e.Asked == 0 {
+		e.Why = "the history has no call"
+	}
+	return e
 }

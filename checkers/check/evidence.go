@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vigil-suite/vigil/history"
 )
@@ -65,7 +66,7 @@ func (e *Evidence) NoteUnanswered(id int64) {
 
 // String is the evidence in one line, for tables and JUnit.
 func (e Evidence) String() string {
-	s := fmt.Sprintf("asked %d %s, answered %d", e.Asked, plural(e.Request, e.Asked), e.Answered)
+	s := fmt.Sprintf("%s: asked %d, answered %d", e.Request, e.Asked, e.Answered)
 	if e.Refused > 0 {
 		s += fmt.Sprintf(", refused %d", e.Refused)
 	}
@@ -78,6 +79,9 @@ func (e Evidence) String() string {
 func plural(word string, n int) string {
 	if n == 1 || word == "" {
 		return word
+	}
+	if strings.HasSuffix(word, "s") || strings.HasSuffix(word, "ch") {
+		return word + "es"
 	}
 	return word + "s"
 }

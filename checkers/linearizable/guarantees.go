@@ -4,7 +4,11 @@
 // drawing of a failing search window.
 package linearizable
 
-import "github.com/vigil-suite/vigil/checkers/check"
+import (
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
+)
 
 // Names of the checks of this package, as reports and result.json spell them.
 const (
@@ -19,5 +23,11 @@ var (
 
 // Checks returns kv/linearizable.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Data, Run: Check}}
+	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Data, Run: Check, Evidence: askedAndAnswered}}
+}
+
+// askedAndAnswered: the linearizable reads and the writes the run sent, answered
+// when a response or a definite error came back.
+func askedAndAnswered(h *history.History) check.Evidence {
+	return facts.OpEvidence(h, "linearizable read or write", "response", facts.IsLinearizableOp)
 }

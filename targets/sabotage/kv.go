@@ -22,9 +22,18 @@ type client struct {
 	lastTerm atomic.Uint64
 }
 
-func (c *client) Member() string                            { return c.inner.Member() }
-func (c *client) Close() error                              { return c.inner.Close() }
-func (c *client) RequestProgress(ctx context.Context) error { return c.inner.RequestProgress(ctx) }
+func (c *client) Member() string { return c.inner.Member() }
+func (c *client) Close() error   { return c.inner.Close() }
+
+// RequestProgress sends the request on, unless the mode is ignore-progress:
+// then, once armed, every request is dropped, as by a server that ignores
+// them (the recorder above still records it as sent).
+func (c *client) RequestProgress(ctx context.Context) error {
+	if c.s.mode.Name == "ignore-progress" && c.s.ignoreProgress(c) {
+		return nil
+	}
+	return c.inner.RequestProgress(ctx)
+}
 
 // Do runs one request, sabotaged if the mode and the moment say so.
 func (c *client) Do(ctx context.Context, req history.Request) (*history.Response, error) {
@@ -34,6 +43,15 @@ func (c *client) Do(ctx context.Context, req history.Request) (*history.Response
 			if resp := c.loseWrite(req); resp != nil {
 				return resp, nil
 			}
+		}
+	case "contended-lost-write":
+		if req.Kind == history.OpPut && !req.PrevKV {
+			if c.s.contended(c.id, req.Key) {
+				if resp := c.loseWrite(req); resp != nil {
+					return resp, nil
+				}
+			}
+			defer c.s.writing(c.id, req.Key)()
 		}
 	case "stale-read":
 		if linearizableGet(req) {

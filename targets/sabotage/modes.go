@@ -81,6 +81,12 @@ var modes = []Mode{
 		Description: "acknowledges one put without sending it, with the header of the client's previous answer"},
 	{Name: "ghost-value", Check: linearizable.Name, arm: common, maxSkip: 2,
 		Description: "a linearizable get returns a value nobody wrote (\"ghost.<n>\"), other fields kept"},
+	// The server side ignores a whole request kind: nothing is ever
+	// answered, which only the evidence of the owning check can show.
+	{Name: "ignore-progress", Check: watch.NameBookmarkable, arm: first, maxSkip: 0,
+		Description: "drops every progress request before it reaches the server, from the run's start (a server that ignores them)"},
+	{Name: "contended-lost-write", Check: linearizable.Name, arm: common, maxSkip: 2,
+		Description: "acknowledges one put without sending it, only while another client's write to the same key is in flight"},
 	{Name: "out-of-filter", Check: watch.NameFilter, arm: common, maxSkip: 2,
 		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
 			"filtered watch, else a key outside the watched range"},

@@ -165,8 +165,8 @@ var seeds = []int64{1, 2, 3, 4, 5, 6, 7, 8}
 
 func TestModesTable(t *testing.T) {
 	ms := Modes()
-	if len(ms) != 18 || len(NamesFor(TargetEtcd)) != 13 || len(NamesFor(TargetKube)) != 5 {
-		t.Fatalf("%d modes (%d etcd, %d kube), want 13 etcd and 5 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
+	if len(ms) != 20 || len(NamesFor(TargetEtcd)) != 15 || len(NamesFor(TargetKube)) != 5 {
+		t.Fatalf("%d modes (%d etcd, %d kube), want 15 etcd and 5 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
 	}
 	for i, m := range ms {
 		if m.Name == "" || m.Check == "" || m.Description == "" {

@@ -48,6 +48,8 @@ type Saboteur struct {
 
 	// stale-list: what it remembers of lists and writes (kube.go).
 	kube staleListMemory
+	// contended-lost-write: the clients with a put in flight, by key.
+	inflight map[string]map[int]bool
 }
 
 type claimState int
@@ -98,6 +100,7 @@ func New(cfg Config) (*Saboteur, error) {
 		skip:        rng.IntN(m.maxSkip + 1),
 		reads:       map[string]rememberedRead{},
 		writes:      map[string]ackedWrite{},
+		inflight:    map[string]map[int]bool{},
 	}
 	return s, nil
 }
@@ -185,4 +188,51 @@ func (s *Saboteur) fabricated() int {
 	defer s.mu.Unlock()
 	s.counter++
 	return s.counter
+}
+
+// ignoreProgress reports whether client c's progress request is to be
+// dropped (ignore-progress): every one from the arming on. The first drop
+// records the fault; it lasts to the end of the run.
+func (s *Saboteur) ignoreProgress(c *client) bool {
+	s.mu.Lock()
+	already := s.state == done
+	s.mu.Unlock()
+	if already {
+		return true
+	}
+	if !s.claim(0) {
+		return false
+	}
+	s.commit(c, s.rec.Now(), map[string]string{
+		"what": "from here on, every progress request of every client is dropped before it reaches the server"})
+	return true
+}
+
+// writing marks client id's put to key as in flight and returns the
+// function that marks it done (contended-lost-write).
+func (s *Saboteur) writing(id int, key string) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[key] == nil {
+		s.inflight[key] = map[int]bool{}
+	}
+	s.inflight[key][id] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.inflight[key], id)
+	}
+}
+
+// contended reports whether a client other than id has a put to key in
+// flight.
+func (s *Saboteur) contended(id int, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for other := range s.inflight[key] {
+		if other != id {
+			return true
+		}
+	}
+	return false
 }

@@ -203,6 +203,9 @@ func genWatches(h *history.History, cfg WgenConfig, changes []wgenChange, compac
 				ws.Responses = append(ws.Responses, history.WatchResponse{Watch: id, Time: rt, Revision: c.rev, Events: evs})
 			}
 			if w.req.ProgressNotify && ci%200 == 199 {
+				// The request that asked for it, as the workload records it.
+				h.Calls = append(h.Calls, history.Call{ID: int64(len(h.Calls) + 1), Client: ws.Client, Member: "m1",
+					Kind: history.CallProgress, Watches: []int64{id}, Call: rt, Return: rt})
 				ws.Responses = append(ws.Responses, history.WatchResponse{Watch: id, Time: rt + 1, Revision: c.rev, Progress: true})
 			}
 		}
