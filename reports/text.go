@@ -153,6 +153,12 @@ func writeViolation(w io.Writer, v check.Violation, indent string) {
 	if len(v.Operations) > 0 {
 		fmt.Fprintf(w, "%s    operations: %s\n", indent, joinIDs(v.Operations))
 	}
+	if len(v.Calls) > 0 {
+		fmt.Fprintf(w, "%s    calls: %s\n", indent, joinIDs(v.Calls))
+	}
+	if len(v.Watches) > 0 {
+		fmt.Fprintf(w, "%s    watches: %s\n", indent, joinIDs(v.Watches))
+	}
 	for _, e := range v.Events {
 		fmt.Fprintf(w, "%s    watch %d response %d: %s\n", indent, e.Watch, e.Response, eventText(e.Event))
 	}

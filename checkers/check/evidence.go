@@ -36,6 +36,9 @@ type Evidence struct {
 	// few, as the records of the violation; Records says what they are.
 	Unanswered []int64    `json:"unanswered,omitempty"`
 	Records    RecordKind `json:"records,omitempty"`
+	// Example describes the first unanswered owed request in words, with
+	// what made it owed, for the violation.
+	Example string `json:"example,omitempty"`
 	// Legacy: the history's format does not record this request kind
 	// (format 1 sent progress requests unrecorded), so Asked is a lower
 	// bound and the rule does not apply.
@@ -121,6 +124,9 @@ func Apply(c Check, r Result, e Evidence) Result {
 				e.Asked, plural(e.Request, e.Asked), e.Owed, e.Answer),
 			Want: fmt.Sprintf("a %s to some of %d owed %s", e.Answer, e.Owed, plural(e.Request, e.Owed)),
 			Got:  "none",
+		}
+		if e.Example != "" {
+			v.Message += "; the first: " + e.Example
 		}
 		v.cite(e.Records, e.Unanswered)
 		r.Violations = append(r.Violations, v)

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // settle is how long after a fault's end silence is still excused: the
 // time a healed member or link takes to answer again (a leader election,
 // a reconnect). The excuse is bounded by the fault's own interval plus it.
-const settle = 2 * time.Second
+const settle = time.Second
 
 // FaultAround reports whether a fault other than sabotage overlapped
 // [from, to], widened by the settle time after each fault. Sabotage is
@@ -109,8 +110,8 @@ func DeliveredEvents(w *history.WatchStream) bool {
 
 // progressWindow is how long a progress request waits for its answer. etcd
 // answers at once when the watches of the stream are in sync, so this is
-// generous; a notification in it answers every request it follows.
-const progressWindow = 5 * time.Second
+// generous under load; a notification in it answers every request it follows.
+const progressWindow = 2 * time.Second
 
 // ProgressEvidence counts the progress requests sent for watches match
 // selects (nil: all) and their answers: a progress notification on one of
@@ -174,6 +175,11 @@ func ProgressEvidence(h *history.History, match func(w *history.WatchStream) boo
 		if owed {
 			e.Owed++
 			if !answered {
+				if e.Ignored == 0 {
+					e.Example = fmt.Sprintf("progress request %d (client %d, at %s) for watch %d, created at %s and open past %s, "+
+						"got no notification", c.ID, c.Client, c.Call.Round(time.Millisecond), watches[0].ID,
+						watches[0].Responses[0].Time.Round(time.Millisecond), (c.Call + progressWindow).Round(time.Millisecond))
+				}
 				e.NoteUnanswered(c.ID)
 			}
 		}
