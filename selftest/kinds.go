@@ -60,6 +60,8 @@ func Kinds() []Kind {
 		{Name: "put-revision+1", Owner: kv.NameRevisionMonotonic, sites: acknowledgedPuts, apply: shiftPut(1)},
 		{Name: "stop-watch-silently", Owner: watch.NameReliable, sites: watchesOpenAtEnd, apply: stopWatch,
 			argue: finalWriteUncovered},
+		{Name: "ignore-progress", Owner: watch.NameBookmarkable, sites: progressAnswered, apply: ignoreProgress},
+		{Name: "contended-write-not-applied", Owner: watch.NameReliable, sites: contendedPuts, apply: notApplied},
 	}
 }
 
@@ -370,4 +372,120 @@ func shiftPut(by int64) func(h *history.History, s site) string {
 
 func eventText(e history.Event) string {
 	return fmt.Sprintf("%s %s at revision %d", e.Type, e.KV.Key, e.Revision())
+}
+
+// progressAnswered is the one site of ignore-progress: a history that
+// records its progress requests and got some notification.
+func progressAnswered(h *history.History) []site {
+	if len(h.CallsOf(history.CallProgress)) == 0 {
+		return nil
+	}
+	for _, w := range h.Watches {
+		if facts.GotProgress(w) {
+			return []site{{}}
+		}
+	}
+	return nil
+}
+
+// ignoreProgress removes every progress notification: the server ignored
+// every progress request the run sent.
+func ignoreProgress(h *history.History, _ site) string {
+	n := 0
+	for _, w := range h.Watches {
+		kept := w.Responses[:0:0]
+		for _, r := range w.Responses {
+			if r.Progress {
+				n++
+				continue
+			}
+			kept = append(kept, r)
+		}
+		w.Responses = kept
+	}
+	return fmt.Sprintf("removed all %d progress notifications: %d progress requests went unanswered", n, len(h.CallsOf(history.CallProgress)))
+}
+
+// contendedPuts are acknowledged plain puts that ran while another
+// client's write to the same key was in flight, and whose value no read
+// returned (so only the watches show it was applied).
+func contendedPuts(h *history.History) []site {
+	read := map[string]bool{}
+	type span struct {
+		client    int
+		call, ret int64
+	}
+	writes := map[string][]span{}
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if o.Response != nil {
+			for _, kv := range o.Response.KVs {
+				read[kv.Value] = true
+			}
+			for _, r := range o.Response.Responses {
+				for _, kv := range r.KVs {
+					read[kv.Value] = true
+				}
+			}
+		}
+		if o.Request.Kind.IsWrite() {
+			for _, k := range writtenKeys(o.Request) {
+				writes[k] = append(writes[k], span{o.Client, int64(o.Call), int64(o.Return)})
+			}
+		}
+	}
+	var out []site
+	for _, s := range acknowledgedPuts(h) {
+		o := &h.Operations[s.op]
+		if read[o.Request.Value] || o.Request.PrevKV {
+			continue
+		}
+		for _, w := range writes[o.Request.Key] {
+			if w.client != o.Client && w.call < int64(o.Return) && w.ret > int64(o.Call) {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func writtenKeys(r history.Request) []string {
+	switch r.Kind {
+	case history.OpPut, history.OpDelete:
+		return []string{r.Key}
+	case history.OpTxn:
+		var out []string
+		for _, b := range [][]history.Request{r.Success, r.Failure} {
+			for _, x := range b {
+				out = append(out, writtenKeys(x)...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// notApplied drops the put's change from every watch: acknowledged, but
+// never applied. No read returned its value, so only the watches can show
+// it missing: watch/reliable owns the proof (kv/linearizable takes the
+// acknowledgement at its word and uses no watch against it).
+func notApplied(h *history.History, s site) string {
+	o := &h.Operations[s.op]
+	n := 0
+	for wi, w := range h.Watches {
+		for ri := range w.Responses {
+			r := &w.Responses[ri]
+			for ei := range r.Events {
+				if e := r.Events[ei]; e.KV.Key == o.Request.Key && e.Revision() == o.Response.Revision {
+					_, mr := mutableResponse(h, wi, ri)
+					mr.Events = slices.Delete(mr.Events, ei, ei+1)
+					n++
+					break
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("operation %d: put(%s, %q) acknowledged at revision %d while another client wrote the key, its change dropped from %d watches",
+		o.ID, o.Request.Key, o.Request.Value, o.Response.Revision, n)
 }

@@ -235,7 +235,7 @@ func pick(rng *rand.Rand, m, n int) []int {
 // a history.
 func clone(h *history.History) *history.History {
 	c := &history.History{Meta: h.Meta, Operations: slices.Clone(h.Operations), Watches: make([]*history.WatchStream, len(h.Watches)),
-		Faults: h.Faults, Marks: h.Marks}
+		Faults: h.Faults, Marks: h.Marks, Calls: h.Calls}
 	for i, w := range h.Watches {
 		cw := *w
 		cw.Responses = slices.Clone(w.Responses)

@@ -14,6 +14,10 @@ import (
 // kill and a paused follower, which every check passes.
 const corpus = "../checkers/testdata/etcd-v3.6.16-faults.jsonl.gz"
 
+// corpusV2 is the same run recorded in format 2, with its progress
+// requests: the corruptions of what a server answered to them need it.
+const corpusV2 = "../checkers/testdata/etcd-v3.6.16-faults-v2.jsonl.gz"
+
 // kubeCorpus is a recorded 30 s run of kube-apiserver v1.36.3 with
 // restart, pause and compaction faults, which every MUST check passes.
 const kubeCorpus = "../checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz"
@@ -44,7 +48,9 @@ func TestCorpusSelftest(t *testing.T) {
 		// had no continue token expire.
 		absent []string
 	}{
-		{corpus, Kinds(), nil},
+		// The format-1 run recorded no progress requests.
+		{corpus, Kinds(), []string{"ignore-progress"}},
+		{corpusV2, Kinds(), nil},
 		{kubeCorpus, KubeKinds(), []string{"kube-410-without-fresh-token"}},
 	} {
 		t.Run(c.path, func(t *testing.T) {
