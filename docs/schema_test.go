@@ -44,7 +44,7 @@ func historySchema(t *testing.T) *jsonschema.Schema {
 func TestHistorySchemaValidatesRecordedRuns(t *testing.T) {
 	s := historySchema(t)
 	kinds := map[string]int{}
-	for _, path := range []string{"../checkers/testdata/etcd-v3.6.16-faults.jsonl.gz",
+	for _, path := range []string{"../checkers/testdata/etcd-v3.6.16-faults.jsonl.gz", "../checkers/testdata/etcd-v3.6.16-faults-v2.jsonl.gz",
 		"../checkers/testdata/kine-v0.17.5-sqlite-faults.jsonl.gz", "../checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz"} {
 		f, err := os.Open(path)
 		if err != nil {
