@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kube"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -317,7 +318,7 @@ func family(check string) string {
 
 // watchCheck reports whether a check judges watches themselves.
 func watchCheck(name string) bool {
-	return strings.HasPrefix(name, "watch/") || strings.HasPrefix(name, "kube/watch") || name == "kube/bookmarks"
+	return strings.HasPrefix(name, "watch/") || strings.HasPrefix(name, "kube/watch") || name == kube.NameBookmarks
 }
 
 // convicts returns the watch a violation shows unreliable: the watch a

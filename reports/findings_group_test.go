@@ -321,3 +321,46 @@ func TestFindingsOfCorpora(t *testing.T) {
 		}
 	}
 }
+
+// TestDroppedEventIsOneFinding: one DELETE event taken out of a watch of a
+// saved passing run (as --sabotage drop-event does in a live one) fails
+// watch/reliable and watch/agreement; both cite the same write, so the
+// report shows one finding, led by watch/reliable.
+func TestDroppedEventIsOneFinding(t *testing.T) {
+	h, err := history.Load(savedRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := false
+	for _, w := range h.Watches {
+		if dropped || w.Request.NoDelete || w.Request.NoPut {
+			continue
+		}
+		for ri := len(w.Responses) / 2; ri < len(w.Responses) && !dropped; ri++ {
+			r := &w.Responses[ri]
+			for ei := range r.Events {
+				if r.Events[ei].Type == history.EventDelete {
+					r.Events = append(r.Events[:ei:ei], r.Events[ei+1:]...)
+					dropped = true
+					break
+				}
+			}
+		}
+	}
+	if !dropped {
+		t.Fatal("the saved run has no DELETE event to drop")
+	}
+	results := checkers.Run(h, check.DefaultConfig())
+	failing := map[string]bool{}
+	for _, r := range results {
+		if r.Verdict == check.Fail {
+			failing[r.Name] = true
+		}
+	}
+	if !failing["watch/reliable"] || !failing["watch/agreement"] || len(failing) != 2 {
+		t.Fatalf("failing checks %v, want watch/reliable and watch/agreement", failing)
+	}
+	if got := shape(Findings(h, results)); got != "watch/reliable+watch/agreement" {
+		t.Errorf("findings %q, want one: watch/reliable+watch/agreement", got)
+	}
+}
