@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites/conformance"
@@ -12,12 +13,22 @@ import (
 )
 
 // addProbes names, in each finding, the conformance probes that isolate
-// its check: one deterministic behaviour each, where the run's violation
-// sits in a randomized history.
+// its checks (those of its own parts, not of the violations resting on
+// it; each probe once): one deterministic behaviour each, where the run's
+// violation sits in a randomized history.
 func addProbes(r *reports.Result) {
 	for i := range r.Findings {
-		check := r.Findings[i].Check
-		r.Findings[i].Probes = append(conformance.EtcdProbesFor(check), kubeprobes.ProbesFor(check)...)
+		var probes []string
+		f := &r.Findings[i]
+		for _, part := range append([]reports.Part{f.Part}, f.Also...) {
+			check := part.Check
+			for _, p := range append(conformance.EtcdProbesFor(check), kubeprobes.ProbesFor(check)...) {
+				if !slices.Contains(probes, p) {
+					probes = append(probes, p)
+				}
+			}
+		}
+		r.Findings[i].Probes = probes
 	}
 }
 

@@ -1,21 +1,22 @@
 package reports
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kube"
+	"github.com/vigil-suite/vigil/history"
 )
 
-// Finding is one root cause as far as the history shows it: the
-// violations of one check that share a signature. One bug in a randomized
-// run often breaks the same guarantee hundreds of times in the same way;
-// a reader needs the cause once, with its smallest proof.
-type Finding struct {
+// Part is the violations of one check that share a signature.
+type Part struct {
 	Check    string         `json:"check"`
 	Severity check.Severity `json:"severity"`
-	// Should marks a finding of a SHOULD check: a warning.
+	// Should marks a part of a SHOULD check: a warning.
 	Should bool `json:"should,omitempty"`
 	// Signature is what the violations share: the message of each with
 	// its numbers, quoted values and ids masked (N, "…", X), runs of the
@@ -26,22 +27,107 @@ type Finding struct {
 	Violations int `json:"violations"`
 	// Found is how many violations the check found in all, when it kept
 	// only the first ones (0 when it kept them all): the kept ones are
-	// then a sample, and a finding's count a lower bound.
+	// then a sample, and a count a lower bound.
 	Found int `json:"found,omitempty"`
 	// Witness is the one with the fewest records (operations and events).
 	Witness check.Violation `json:"witness"`
-	// Probes are the conformance probes that isolate the check's
-	// guarantee, where some exist (filled in by the caller, which knows
-	// the probes).
-	Probes []string `json:"probes,omitempty"`
+	// RestsOn, in a part resting on a finding, are the watches its
+	// violations took as proof that the finding shows unreliable.
+	RestsOn []int64 `json:"rests_on,omitempty"`
 }
 
-// Findings groups the violations of the failed checks by signature, worst
-// first: MUST before SHOULD, then by severity (data, order, liveness),
-// then the most violations first.
-func Findings(results []check.Result) []Finding {
-	out := []Finding{}
-	for _, r := range results {
+// Finding is one root cause as far as the history shows it. Its first
+// part (the fields of Part) is the worst: MUST before SHOULD, then by
+// severity, then the most violations. One bug in a randomized run often
+// breaks the same guarantee hundreds of times in the same way, and the
+// same records often break several guarantees at once; a reader needs
+// the cause once, with its smallest proof.
+type Finding struct {
+	Part
+	// Probes are the conformance probes that isolate the guarantees of
+	// its checks, where some exist (filled in by the caller, which knows
+	// the probes).
+	Probes []string `json:"probes,omitempty"`
+	// Also are the other parts of the same cause, worst first: violations
+	// of other checks, or of another shape, whose records are records of
+	// this finding too (the same operation, the same watch event, the
+	// same write seen by a watch or a read).
+	Also []Part `json:"also,omitempty"`
+	// RestingOnIt are violations whose proof is a watch this finding
+	// shows unreliable (a watch that vouched a key did not change, while
+	// this finding shows it misses changes). They are not findings of
+	// their own: the watch, not the guarantee they name, may be wrong.
+	RestingOnIt []Part `json:"resting_on_it,omitempty"`
+}
+
+// Checks names every check involved in the finding, worst first, each once.
+func (f Finding) Checks() []string {
+	var out []string
+	for _, p := range f.parts() {
+		if !slices.Contains(out, p.Check) {
+			out = append(out, p.Check)
+		}
+	}
+	return out
+}
+
+// Total counts the violations of every part, those resting on it included.
+func (f Finding) Total() int {
+	n := 0
+	for _, p := range f.parts() {
+		n += p.Violations
+	}
+	return n
+}
+
+// parts lists the finding's own part, then Also, then RestingOnIt.
+func (f Finding) parts() []Part {
+	return append(append([]Part{f.Part}, f.Also...), f.RestingOnIt...)
+}
+
+// partOf returns the first part of check name in the finding.
+func (f Finding) partOf(name string) (Part, bool) {
+	for _, p := range f.parts() {
+		if p.Check == name {
+			return p, true
+		}
+	}
+	return Part{}, false
+}
+
+// Findings groups the violations of the failed checks into findings,
+// worst first: MUST before SHOULD, then by severity (data, order,
+// liveness), then the most violations first. Three steps:
+//   - the violations of one check with one signature are one part;
+//   - parts whose violations cite a record in common (an operation, a
+//     call, a watch event, or the same write as a watch event or a read
+//     shows it) are one finding: one cause as far as the records show;
+//   - a violation that takes as proof a watch (Violation.RestsOn) which a
+//     watch check's violation in the same run convicts is put under the
+//     finding holding that conviction, not counted as a finding of its own.
+//
+// h, when not nil, names the writes behind the operations cited, so that
+// a write a check cites by its operation and one that cites it as a watch
+// event or a read showed it are seen to be one. Verdicts are untouched:
+// this only decides how violations are shown.
+func Findings(h *history.History, results []check.Result) []Finding {
+	convicted := convictions(results)
+	ix := newRecordIndex(h)
+	type group struct {
+		part     Part
+		recs     []string
+		convicts []watchRef
+	}
+	type leaning struct {
+		part Part
+		v    check.Violation
+		on   []int64
+	}
+	var groups []*group
+	var resting []leaning
+	at := map[[2]string]*group{}
+	for i := range results {
+		r := &results[i]
 		if r.Verdict != check.Fail {
 			continue
 		}
@@ -49,38 +135,374 @@ func Findings(results []check.Result) []Finding {
 		if n := int(r.Figures["violations"]); n > len(r.Violations) {
 			found = n
 		}
-		at := map[string]int{} // signature -> index into out
+		fam := family(r.Name)
 		for _, v := range r.Violations {
-			sig := Signature(v.Message)
-			i, ok := at[sig]
-			if !ok {
-				at[sig] = len(out)
-				out = append(out, Finding{Check: r.Name, Severity: r.Severity, Should: r.Should, Signature: sig, Witness: v, Found: found})
-				i = len(out) - 1
-			} else if records(v) < records(out[i].Witness) {
-				out[i].Witness = v
+			p := Part{Check: r.Name, Severity: r.Severity, Should: r.Should, Signature: Signature(v.Message), Found: found, Witness: v}
+			var on []int64
+			for _, w := range v.RestsOn {
+				if convicted[watchRef{fam, w}] && !slices.Contains(on, w) {
+					on = append(on, w)
+				}
 			}
-			out[i].Violations++
+			if len(on) > 0 {
+				resting = append(resting, leaning{p, v, on})
+				continue
+			}
+			k := [2]string{r.Name, p.Signature}
+			g := at[k]
+			if g == nil {
+				g = &group{part: p}
+				at[k] = g
+				groups = append(groups, g)
+			} else if records(v) < records(g.part.Witness) {
+				g.part.Witness = v
+			}
+			g.part.Violations++
+			g.recs = append(g.recs, ix.records(fam, v)...)
+			if c, ok := convicts(r, v); ok {
+				g.convicts = append(g.convicts, c)
+			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Finding) int {
-		switch {
-		case a.Should != b.Should:
-			if a.Should {
-				return 1
-			}
-			return -1
-		case a.Severity.Rank() != b.Severity.Rank():
-			return a.Severity.Rank() - b.Severity.Rank()
+
+	// Parts that share a record are one finding (union-find over parts).
+	parent := make([]int, len(groups))
+	for i := range parent {
+		parent[i] = i
+	}
+	var root func(int) int
+	root = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
 		}
-		return b.Violations - a.Violations
-	})
+		return i
+	}
+	owner := map[string]int{}
+	for i, g := range groups {
+		for _, rec := range g.recs {
+			if j, ok := owner[rec]; ok {
+				if a, b := root(i), root(j); a != b {
+					parent[max(a, b)] = min(a, b)
+				}
+			} else {
+				owner[rec] = i
+			}
+		}
+	}
+	var out []Finding
+	var convictedBy []map[watchRef]bool // per finding: the watches it convicts
+	slot := map[int]int{}               // root part -> index into out
+	for i, g := range groups {
+		j, ok := slot[root(i)]
+		if !ok {
+			j = len(out)
+			slot[root(i)] = j
+			out = append(out, Finding{})
+			convictedBy = append(convictedBy, map[watchRef]bool{})
+		}
+		out[j].Also = append(out[j].Also, g.part)
+		for _, c := range g.convicts {
+			convictedBy[j][c] = true
+		}
+	}
+	for j := range out {
+		slices.SortStableFunc(out[j].Also, partOrder)
+		out[j].Part, out[j].Also = out[j].Also[0], out[j].Also[1:]
+		if len(out[j].Also) == 0 {
+			out[j].Also = nil
+		}
+	}
+
+	// A violation resting on a convicted watch goes under the worst
+	// finding that convicts one of its watches.
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return findingOrder(out[a], out[b]) })
+	under := map[[3]string]int{} // finding, check, signature -> index into its RestingOnIt
+	for _, l := range resting {
+		target := -1
+		for _, j := range order {
+			for _, w := range l.on {
+				if convictedBy[j][watchRef{family(l.part.Check), w}] {
+					target = j
+				}
+			}
+			if target >= 0 {
+				break
+			}
+		}
+		if target < 0 { // cannot happen: every conviction is in some finding
+			out = append(out, Finding{Part: l.part})
+			out[len(out)-1].Violations = 1
+			continue
+		}
+		f := &out[target]
+		k := [3]string{fmt.Sprint(target), l.part.Check, l.part.Signature}
+		i, ok := under[k]
+		if !ok {
+			i = len(f.RestingOnIt)
+			under[k] = i
+			f.RestingOnIt = append(f.RestingOnIt, l.part)
+		} else if records(l.v) < records(f.RestingOnIt[i].Witness) {
+			f.RestingOnIt[i].Witness = l.v
+		}
+		p := &f.RestingOnIt[i]
+		p.Violations++
+		for _, w := range l.on {
+			if !slices.Contains(p.RestsOn, w) {
+				p.RestsOn = append(p.RestsOn, w)
+			}
+		}
+	}
+	for j := range out {
+		slices.SortStableFunc(out[j].RestingOnIt, partOrder)
+	}
+	slices.SortStableFunc(out, findingOrder)
+	if out == nil {
+		out = []Finding{}
+	}
 	return out
+}
+
+// partOrder puts the worse part first: MUST before SHOULD, then by
+// severity, then the most violations.
+func partOrder(a, b Part) int {
+	switch {
+	case a.Should != b.Should:
+		if a.Should {
+			return 1
+		}
+		return -1
+	case a.Severity.Rank() != b.Severity.Rank():
+		return a.Severity.Rank() - b.Severity.Rank()
+	}
+	return b.Violations - a.Violations
+}
+
+// findingOrder puts the worse finding first: by its worst part, then the
+// most violations in all.
+func findingOrder(a, b Finding) int {
+	switch {
+	case a.Should != b.Should:
+		if a.Should {
+			return 1
+		}
+		return -1
+	case a.Severity.Rank() != b.Severity.Rank():
+		return a.Severity.Rank() - b.Severity.Rank()
+	}
+	return b.Total() - a.Total()
 }
 
 // records is how much a reader must look at to follow a violation.
 func records(v check.Violation) int {
 	return len(v.Operations) + len(v.Events) + len(v.KubeEvents)
+}
+
+// watchRef names a watch: etcd and Kubernetes watches count apart.
+type watchRef struct {
+	family string
+	id     int64
+}
+
+// family is "kube" for a check of Kubernetes records, "etcd" otherwise.
+func family(check string) string {
+	if strings.HasPrefix(check, "kube/") {
+		return "kube"
+	}
+	return "etcd"
+}
+
+// watchCheck reports whether a check judges watches themselves.
+func watchCheck(name string) bool {
+	return strings.HasPrefix(name, "watch/") || strings.HasPrefix(name, "kube/watch") || name == kube.NameBookmarks
+}
+
+// convicts returns the watch a violation shows unreliable: the watch a
+// MUST watch check's violation is about, when that violation takes no
+// other watch as proof (else which of the two is wrong is open). A SHOULD
+// warning (a watch slow to reach the end, a prev_kv missing at creation)
+// says nothing against what the watch vouched for.
+func convicts(r *check.Result, v check.Violation) (watchRef, bool) {
+	if r.Should || !watchCheck(r.Name) || v.Watch == 0 || len(v.RestsOn) > 0 {
+		return watchRef{}, false
+	}
+	return watchRef{family(r.Name), v.Watch}, true
+}
+
+// convictions are the watches the failed checks of a run show unreliable.
+func convictions(results []check.Result) map[watchRef]bool {
+	out := map[watchRef]bool{}
+	for i := range results {
+		r := &results[i]
+		if r.Verdict != check.Fail {
+			continue
+		}
+		for _, v := range r.Violations {
+			if c, ok := convicts(r, v); ok {
+				out[c] = true
+			}
+		}
+	}
+	return out
+}
+
+// recordIndex finds the operations a violation cites, to name their writes.
+type recordIndex struct {
+	ops  map[int64]*history.Operation
+	kube map[int64]*history.KubeOperation
+}
+
+func newRecordIndex(h *history.History) recordIndex {
+	ix := recordIndex{ops: map[int64]*history.Operation{}, kube: map[int64]*history.KubeOperation{}}
+	if h == nil {
+		return ix
+	}
+	for i := range h.Operations {
+		ix.ops[h.Operations[i].ID] = &h.Operations[i]
+	}
+	for i := range h.KubeOps {
+		ix.kube[h.KubeOps[i].ID] = &h.KubeOps[i]
+	}
+	return ix
+}
+
+// records lists what a violation rests on, as keys two violations share
+// when they rest on the same record: the operations and calls it cites,
+// the watch events it is about and the writes all of these show. The
+// workload writes every value once, so a key's value names the write
+// that made it, whichever revision a response or an event gave it. Only
+// the events at the violation's own key and revision count when it names
+// both: the others are context (the events a watch delivered around the
+// one it missed) and would tie unrelated findings together.
+func (ix recordIndex) records(fam string, v check.Violation) []string {
+	var out []string
+	for _, id := range v.Operations {
+		out = append(out, "op:"+strconv.FormatInt(id, 10))
+		if fam == "kube" {
+			if o := ix.kube[id]; o != nil {
+				out = append(out, kubeOpWrites(o)...)
+			}
+		} else if o := ix.ops[id]; o != nil {
+			out = append(out, opWrites(o)...)
+		}
+	}
+	for _, id := range v.Calls {
+		out = append(out, "call:"+strconv.FormatInt(id, 10))
+	}
+	subject := v.Key != "" && v.Revision != 0
+	for _, e := range v.Events {
+		if subject && (e.Event.KV.Key != v.Key || e.Event.Revision() != v.Revision) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("event:%d/%d/%d", e.Watch, e.Response, e.Index))
+		if w := eventWrite(e.Event); w != "" {
+			out = append(out, w)
+		}
+	}
+	for _, e := range v.KubeEvents {
+		o := e.Event.Object
+		if o == nil {
+			continue
+		}
+		if subject && (o.Name != v.Key || o.ResourceVersion != strconv.FormatInt(v.Revision, 10)) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("kube-event:%d/%d", e.Event.Watch, e.Index))
+		switch e.Event.Type {
+		case history.KubeAdded, history.KubeModified:
+			if o.Value != "" {
+				out = append(out, kubeWrite(o.Name, o.Value))
+			}
+		case history.KubeDeleted:
+			out = append(out, "kube-delete:"+o.Name+"@"+o.ResourceVersion)
+		}
+	}
+	return out
+}
+
+func putWrite(key, value string) string   { return "put:" + key + "\x00" + value }
+func kubeWrite(name, value string) string { return "kube-put:" + name + "\x00" + value }
+
+func deleteWrite(key string, rev int64) string {
+	return "delete:" + key + "@" + strconv.FormatInt(rev, 10)
+}
+
+// eventWrite is the write a watch event shows.
+func eventWrite(e history.Event) string {
+	switch {
+	case e.Type == history.EventPut && e.KV.Value != "":
+		return putWrite(e.KV.Key, e.KV.Value)
+	case e.Type == history.EventDelete:
+		return deleteWrite(e.KV.Key, e.Revision())
+	}
+	return ""
+}
+
+// opWrites are the writes an etcd operation made, or (a read of one key)
+// the write whose value it returned. A delete is named by its key and the
+// revision it was acknowledged at; a write of unknown outcome by its puts.
+func opWrites(o *history.Operation) []string {
+	var out []string
+	rev := int64(0)
+	if o.Response != nil {
+		rev = o.Response.Revision
+	}
+	add := func(r *history.Request) {
+		switch {
+		case r.Kind == history.OpPut && r.Value != "":
+			out = append(out, putWrite(r.Key, r.Value))
+		case r.Kind == history.OpDelete && r.End == "" && rev > 0:
+			out = append(out, deleteWrite(r.Key, rev))
+		}
+	}
+	switch o.Request.Kind {
+	case history.OpPut, history.OpDelete:
+		add(&o.Request)
+	case history.OpTxn:
+		branches := [][]history.Request{o.Request.Success, o.Request.Failure}
+		if o.Response != nil {
+			branches = [][]history.Request{o.Request.Failure}
+			if o.Response.Succeeded {
+				branches = [][]history.Request{o.Request.Success}
+			}
+		}
+		for _, br := range branches {
+			for i := range br {
+				add(&br[i])
+			}
+		}
+	case history.OpRange:
+		if o.Response != nil && o.Request.End == "" {
+			for _, kv := range o.Response.KVs {
+				if kv.Value != "" {
+					out = append(out, putWrite(kv.Key, kv.Value))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// kubeOpWrites is the object write a Kubernetes call made (create,
+// update) or returned (get); a list is too wide to name one.
+func kubeOpWrites(o *history.KubeOperation) []string {
+	var obj *history.Object
+	switch o.Request.Verb {
+	case history.KubeCreate, history.KubeUpdate:
+		obj = o.Request.Object
+	case history.KubeGet:
+		if o.Response != nil {
+			obj = o.Response.Object
+		}
+	}
+	if obj == nil || obj.Value == "" {
+		return nil
+	}
+	return []string{kubeWrite(obj.Name, obj.Value)}
 }
 
 var (

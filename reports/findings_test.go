@@ -57,7 +57,7 @@ func TestOneCauseIsOneFinding(t *testing.T) {
 		{Name: "kv/linearizable", Verdict: check.Fail, Severity: check.Data, Violations: []check.Violation{{Message: "operation 4 cannot be placed"}}},
 		{Name: "watch/reliable", Verdict: check.Pass, Severity: check.Data},
 	}
-	fs := Findings(results)
+	fs := Findings(nil, results)
 	var got []string
 	for _, f := range fs {
 		got = append(got, fmt.Sprintf("%s x%d", f.Check, f.Violations))

@@ -107,13 +107,23 @@ func WriteJUnit(dir string, r Result) error {
 
 // failureMessage is a failed check's one line in a CI system's list: how
 // many violations in how many findings, and the smallest witness of its
-// worst finding.
+// worst finding (and whose finding that is, when another check leads it).
 func failureMessage(c check.Result, findings []Finding) string {
 	msg := fmt.Sprintf("%d violation(s) in %d finding(s)", len(c.Violations), findingsOf(findings, c.Name))
 	for _, f := range findings {
-		if f.Check == c.Name {
-			return msg + ": " + f.Witness.Message
+		p, ok := f.partOf(c.Name)
+		if !ok {
+			continue
 		}
+		switch {
+		case f.Check == c.Name:
+		case slices.ContainsFunc(f.RestingOnIt, func(r Part) bool { return r.Check == c.Name }) &&
+			!slices.ContainsFunc(f.Also, func(r Part) bool { return r.Check == c.Name }):
+			msg += fmt.Sprintf(" (resting on %s's finding)", f.Check)
+		default:
+			msg += fmt.Sprintf(" (one cause with %s)", f.Check)
+		}
+		return msg + ": " + p.Witness.Message
 	}
 	return msg
 }

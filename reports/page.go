@@ -48,7 +48,7 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 {{end}}</table>
 
 {{if .Findings}}<h2 id="findings">Findings</h2>
-{{range .Findings}}<p id="finding-{{.N}}"><b>{{.N}}. <code>{{.Check}}</code></b>{{if .At}} · at <a href="#plots">{{.At}}</a> in the run (marked <i>finding {{.N}}</i> on the plots){{end}}</p>
+{{range .Findings}}<p id="finding-{{.N}}"><b>{{.N}}. <code>{{.Check}}</code></b>{{if .Also}}, one cause with {{range $i, $c := .Also}}{{if $i}}, {{end}}<code>{{$c}}</code>{{end}}{{end}}{{if .Resting}}; resting on it: {{range $i, $c := .Resting}}{{if $i}}, {{end}}<code>{{$c}}</code>{{end}}{{end}}{{if .At}} · at <a href="#plots">{{.At}}</a> in the run (marked <i>finding {{.N}}</i> on the plots){{end}}</p>
 {{end}}<pre>{{.FindingsText}}</pre>{{end}}
 
 <h2 id="plots">Timeline</h2>
@@ -64,7 +64,11 @@ type pageCheck struct{ Name, Class, Word, Evidence, Detail string }
 type pageFinding struct {
 	N     int
 	Check string
-	At    string
+	// Also and Resting name the other checks of the finding: those whose
+	// violations share its records, and those resting on a watch it
+	// convicts.
+	Also, Resting []string
+	At            string
 }
 type pageFile struct{ Href, What string }
 type pageFlag struct{ Name, Value string }
@@ -80,6 +84,16 @@ func WritePage(dir string, h *history.History, r Result) error {
 			break
 		}
 		pf := pageFinding{N: i + 1, Check: f.Check}
+		for _, p := range f.Also {
+			if p.Check != f.Check && !slices.Contains(pf.Also, p.Check) {
+				pf.Also = append(pf.Also, p.Check)
+			}
+		}
+		for _, p := range f.RestingOnIt {
+			if !slices.Contains(pf.Resting, p.Check) {
+				pf.Resting = append(pf.Resting, p.Check)
+			}
+		}
 		if at, ok := witnessTime(h, f.Witness); ok {
 			pf.At = fmt.Sprintf("%.1f s", at.Seconds())
 			markers = append(markers, Marker{At: at, Label: fmt.Sprintf("finding %d", i+1)})

@@ -74,7 +74,7 @@ func Summarize(h *history.History, results []check.Result, durationS float64) Re
 	if r.Checks == nil {
 		r.Checks = []check.Result{}
 	}
-	r.Findings = Findings(results)
+	r.Findings = Findings(h, results)
 	for i := range h.Operations {
 		r.Stats.Operations++
 		if h.Operations[i].Failed() {

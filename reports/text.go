@@ -70,15 +70,16 @@ func Table(w io.Writer, r Result) {
 const maxShownFindings = 10
 
 // writeFindings lists the findings under the table, each with its
-// smallest witness; result.json has every violation (up to the checkers'
-// own cap).
+// smallest witness, then the other checks' parts of the same cause and
+// the violations resting on it, each with its own smallest witness;
+// result.json has every violation (up to the checkers' own cap).
 func writeFindings(w io.Writer, r Result) {
 	if len(r.Findings) == 0 {
 		return
 	}
 	total := 0
 	for _, f := range r.Findings {
-		total += f.Violations
+		total += f.Total()
 	}
 	fmt.Fprintf(w, "\n%d finding(s) (%d violation(s)), worst first:\n", len(r.Findings), total)
 	for i, f := range r.Findings {
@@ -86,16 +87,26 @@ func writeFindings(w io.Writer, r Result) {
 			fmt.Fprintf(w, "\n... %d more finding(s) in result.json\n", len(r.Findings)-i)
 			break
 		}
-		kind := string(f.Severity)
-		if f.Should {
-			kind += ", SHOULD: a warning"
+		fmt.Fprintf(w, "\n%d. ", i+1)
+		writePart(w, f.Part, "   ", "")
+		if len(f.Also) > 0 {
+			n := 0
+			for _, p := range f.Also {
+				n += p.Violations
+			}
+			fmt.Fprintf(w, "   the same records also broke (one cause as far as they show; %d more violation(s)):\n", n)
+			for _, p := range f.Also {
+				fmt.Fprint(w, "   + ")
+				writePart(w, p, "     ", "")
+			}
 		}
-		count := fmt.Sprintf("%d violation(s)", f.Violations)
-		if f.Found > 0 {
-			count = fmt.Sprintf("%d of the violations kept (the check found %d)", f.Violations, f.Found)
+		if len(f.RestingOnIt) > 0 {
+			fmt.Fprintln(w, "   resting on it (their proof is a watch this finding shows unreliable; not findings of their own):")
+			for _, p := range f.RestingOnIt {
+				fmt.Fprint(w, "   ^ ")
+				writePart(w, p, "     ", fmt.Sprintf(", resting on watch %s", joinIDs(p.RestsOn)))
+			}
 		}
-		fmt.Fprintf(w, "\n%d. %s [%s]: %s like\n     %s\n   smallest witness:\n", i+1, f.Check, kind, count, f.Signature)
-		writeViolation(w, f.Witness, "   ")
 		if len(f.Probes) > 0 {
 			target := ""
 			if strings.HasPrefix(f.Check, "kube/") {
@@ -106,11 +117,28 @@ func writeFindings(w io.Writer, r Result) {
 	}
 }
 
-// findingsOf counts the findings of one check.
+// writePart prints one part of a finding: its check, severity, count and
+// signature, then its smallest witness (the first line is written where
+// the caller left off; the others are indented).
+func writePart(w io.Writer, p Part, indent, witnessNote string) {
+	kind := string(p.Severity)
+	if p.Should {
+		kind += ", SHOULD: a warning"
+	}
+	count := fmt.Sprintf("%d violation(s)", p.Violations)
+	if p.Found > 0 {
+		count = fmt.Sprintf("%d of the violations kept (the check found %d)", p.Violations, p.Found)
+	}
+	fmt.Fprintf(w, "%s [%s]: %s like\n%s  %s\n%ssmallest witness%s:\n", p.Check, kind, count, indent, p.Signature, indent, witnessNote)
+	writeViolation(w, p.Witness, indent)
+}
+
+// findingsOf counts the findings a check has a part in, its own or
+// another's.
 func findingsOf(fs []Finding, name string) int {
 	n := 0
 	for _, f := range fs {
-		if f.Check == name {
+		if _, ok := f.partOf(name); ok {
 			n++
 		}
 	}
@@ -164,6 +192,9 @@ func writeViolation(w io.Writer, v check.Violation, indent string) {
 	}
 	for _, e := range v.KubeEvents {
 		fmt.Fprintf(w, "%s    watch %d event %d: %s\n", indent, e.Event.Watch, e.Index, kubeEventText(e.Event))
+	}
+	if len(v.RestsOn) > 0 {
+		fmt.Fprintf(w, "%s    taken as proof: watch %s\n", indent, joinIDs(v.RestsOn))
 	}
 }
 

@@ -94,6 +94,15 @@ type Violation struct {
 	// prove it: requests owed an answer that got none.
 	Calls   []int64 `json:"calls,omitempty"`
 	Watches []int64 `json:"watches,omitempty"`
+	// RestsOn lists the watches (etcd or Kubernetes, as the check's
+	// family) whose observations the violation
+	// takes as proof of something else (a watch vouching that a key did
+	// not change, or showing what another watch missed). It is kept apart
+	// from Watches, where a watch is a record of the breach itself: should
+	// another check show one of these watches unreliable, this violation
+	// may be that watch's fault, and the reports show it under that
+	// finding.
+	RestsOn []int64 `json:"rests_on,omitempty"`
 }
 
 // Error makes a Violation usable as an error wrapping its guarantee.

@@ -158,7 +158,9 @@ func checkWatchAgreement(m *model.Model, cfg check.Config) check.Result {
 						"delivered %s; watch %d vouches for RVs %d..%d", w.ID, w.Client, got, rvs[i], c.kw.Stream.ID, c.kw.Stream.Client,
 						model.EventText(*want), w.ID, kw.Start+1, kw.Last),
 					Watch: w.ID, Client: w.Client, Key: want.Object.Name, Revision: rvs[i], Want: model.EventText(*want), Got: got,
-					KubeEvents: append(gotEv, model.EventAt(c.kw.Stream, c.idx))})
+					KubeEvents: append(gotEv, model.EventAt(c.kw.Stream, c.idx)),
+					// The other watch is the proof; it may be the wrong one.
+					RestsOn: []int64{c.kw.Stream.ID}})
 			}
 		}
 	}

@@ -171,6 +171,9 @@ func (p *linPrep) explain(set *searchSet, info porcupine.LinearizationInfo) chec
 		if mm.cites > 0 && !slices.Contains(v.Operations, mm.cites) {
 			v.Operations = append(v.Operations, mm.cites)
 		}
+		if mm.watch > 0 {
+			v.RestsOn = []int64{mm.watch}
+		}
 		return v
 	}
 	v.Message = fmt.Sprintf("operation %d (client %d, %s) cannot be linearized: it fits %s, "+

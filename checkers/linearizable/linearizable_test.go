@@ -522,3 +522,52 @@ func TestLinearizableOverTheCap(t *testing.T) {
 		t.Errorf("two reads at one revision, one after the other, over the cap: %v", r.Violations)
 	}
 }
+
+// TestLinearizableNamesTheWatchItTrusts: when the explanation is that a
+// watch vouches a key did not change (or saw another write there), the
+// violation lists that watch in RestsOn, so that reports can put it under
+// a finding that shows the watch unreliable.
+func TestLinearizableNamesTheWatchItTrusts(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(b *histbuild.Builder)
+		msg   string
+	}{
+		{"kv/linearizable - a write a read shows at a revision a watch vouches was quiet - fail", func(b *histbuild.Builder) {
+			w := b.Watch(7, 9, 0, histbuild.PrefixWatch())
+			b.Put(1, 0, 10, "a", "v1", 11)
+			b.Events(w, 11, histbuild.PutEv("a", "v1", 11, 11, 1))
+			b.PutFail(2, 20, 30, "c", "y1")
+			b.Put(1, 40, 50, "b", "w1", 13)
+			b.Events(w, 51, histbuild.PutEv("b", "w1", 13, 13, 1))
+			b.Get(3, 60, 70, "c", 13, histbuild.Kv("c", "y1", 12, 12, 1))
+		}, "watch 7 vouches that c did not change at revision 12"},
+		{"kv/linearizable - a write a read shows where a watch saw another value - fail", func(b *histbuild.Builder) {
+			w := b.Watch(7, 9, 0, histbuild.PrefixWatch())
+			b.Put(1, 0, 10, "a", "v1", 11)
+			b.Events(w, 11, histbuild.PutEv("a", "v1", 11, 11, 1))
+			b.PutFail(2, 20, 30, "c", "y1")
+			b.Events(w, 31, histbuild.PutEv("c", "y2", 12, 12, 1))
+			b.Put(1, 40, 50, "b", "w1", 13)
+			b.Events(w, 51, histbuild.PutEv("b", "w1", 13, 13, 1))
+			b.Get(3, 60, 70, "c", 13, histbuild.Kv("c", "y1", 12, 12, 1))
+		}, "watch 7 saw"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := histbuild.New()
+			c.build(b)
+			r := Check(b.H, check.DefaultConfig())
+			if r.Verdict != check.Fail || len(r.Violations) != 1 {
+				t.Fatalf("verdict %s with %d violations, want fail with 1: %s", r.Verdict, len(r.Violations), histbuild.ViolationTexts(r.Violations))
+			}
+			v := r.Violations[0]
+			if !strings.Contains(v.Message, c.msg) {
+				t.Errorf("message %q lacks %q", v.Message, c.msg)
+			}
+			if len(v.RestsOn) != 1 || v.RestsOn[0] != 7 {
+				t.Errorf("rests on %v, want watch 7: %s", v.RestsOn, v.Message)
+			}
+		})
+	}
+}

@@ -111,7 +111,7 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 			}
 		}
 	}
-	ks.pins = quiet.pins(h, ks)
+	ks.pins, ks.pinWatch = quiet.pins(h, ks)
 
 	// Unknown outcomes whose value a response showed were applied before it,
 	// at the revision the response gives that value.

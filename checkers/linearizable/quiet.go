@@ -143,9 +143,10 @@ func (q *quietRecorder) addWatches(h *history.History, ks *keyspace) {
 
 // pins records what watches saw written: at (revision, key), the value of
 // a PUT event, or -1 for a DELETE. A write of unknown outcome applied there
-// must match it.
-func (q *quietRecorder) pins(h *history.History, ks *keyspace) map[revKeyIdx]int32 {
-	out := map[revKeyIdx]int32{}
+// must match it. by names the watch each pin was taken from, so that an
+// explanation can say which watch it trusts.
+func (q *quietRecorder) pins(h *history.History, ks *keyspace) (out map[revKeyIdx]int32, by map[revKeyIdx]int64) {
+	out, by = map[revKeyIdx]int32{}, map[revKeyIdx]int64{}
 	for _, w := range h.Watches {
 		for _, r := range w.Responses {
 			for _, ev := range r.Events {
@@ -161,12 +162,12 @@ func (q *quietRecorder) pins(h *history.History, ks *keyspace) map[revKeyIdx]int
 				}
 				k := revKeyIdx{ev.Revision(), i}
 				if _, dup := out[k]; !dup {
-					out[k] = v
+					out[k], by[k] = v, w.ID
 				}
 			}
 		}
 	}
-	return out
+	return out, by
 }
 
 type revKeyIdx struct {

@@ -42,6 +42,8 @@ type keyspace struct {
 	quiet [][]span
 	// pins holds what watches saw written at (revision, key).
 	pins map[revKeyIdx]int32
+	// pinWatch names the watch each pin was taken from.
+	pinWatch map[revKeyIdx]int64
 	// noVersions: the target documents that it keeps no versions, so a
 	// returned version of 0 is not compared (history.LimitationNoVersions).
 	noVersions bool

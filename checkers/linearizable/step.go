@@ -73,6 +73,10 @@ type mismatch struct {
 	// cites is an operation the explanation relies on (the write of the
 	// value the model holds, the read that rules a revision out), or 0.
 	cites int64
+	// watch is a watch whose observations the explanation takes as proof
+	// (it vouches a key did not change, or it saw what was written), or 0:
+	// the violation then rests on that watch being right.
+	watch int64
 }
 
 // refused is returned when no explanation was asked for.

@@ -77,18 +77,19 @@ func (m kvModel) whyExcluded(s *kvState, op *linOp, br []history.Request, rev in
 					return &mismatch{key: m.ks.keys[k], cites: e.op, msg: fmt.Sprintf(
 						"operation %d read %s at revision %d and shows no write touched it at revision %d", e.op, name, e.hi, rev)}
 				}
-				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf(
+				return &mismatch{key: m.ks.keys[k], watch: e.watch, msg: fmt.Sprintf(
 					"watch %d vouches that %s did not change at revision %d", e.watch, name, rev)}
 			}
 		}
 		if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok {
+			w := m.ks.pinWatch[revKeyIdx{rev, k}]
 			switch {
 			case v == -1 && put:
-				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf("a watch saw %s deleted at revision %d", name, rev)}
+				return &mismatch{key: m.ks.keys[k], watch: w, msg: fmt.Sprintf("watch %d saw %s deleted at revision %d", w, name, rev)}
 			case v >= 0 && (!put || m.ks.values[v] != value):
-				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf("a watch saw %s set to %q at revision %d", name, m.ks.values[v], rev)}
+				return &mismatch{key: m.ks.keys[k], watch: w, msg: fmt.Sprintf("watch %d saw %s set to %q at revision %d", w, name, m.ks.values[v], rev)}
 			case v == -2:
-				return &mismatch{key: m.ks.keys[k], msg: fmt.Sprintf("a watch saw %s set to a value no put wrote at revision %d", name, rev)}
+				return &mismatch{key: m.ks.keys[k], watch: w, msg: fmt.Sprintf("watch %d saw %s set to a value no put wrote at revision %d", w, name, rev)}
 			}
 		}
 		return nil

@@ -186,6 +186,9 @@ func (d disagreement) violation(prefix string) check.Violation {
 		Want: fmt.Sprintf("%s %s %q at %d, as watch %d (response %d)", d.theirs.Event.Type, d.theirs.Event.KV.Key,
 			d.theirs.Event.KV.Value, d.rev, d.theirs.Watch, d.theirs.Response),
 		Got: got, Events: evs,
+		// The other watch is the proof: if it is the one that is wrong,
+		// this watch is only its witness.
+		RestsOn: []int64{d.theirs.Watch},
 	}
 }
 
