@@ -174,7 +174,7 @@ func TestSabotageIsCaught(t *testing.T) {
 // pointsAt says how v names the record the fault f sabotaged, or "" if it
 // does not: the sabotaged operation or watch of the fault's client (found
 // by time: the fault lies inside the operation's call and return, or while
-// the watch was open), or the fault's revision.
+// the watch was open), a call sent after it began, or the fault's revision.
 func pointsAt(h *history.History, f history.Fault, v check.Violation) string {
 	client, _ := strconv.Atoi(f.Details["client"])
 	key := f.Details["key"]
@@ -195,6 +195,13 @@ func pointsAt(h *history.History, f history.Fault, v check.Violation) string {
 			if e.Watch == w.ID {
 				return fmt.Sprintf("cites an event of watch %d, the sabotaged one", w.ID)
 			}
+		}
+	}
+	// ignore-progress drops every client's progress requests from the
+	// fault's start on: the violation cites the unanswered ones.
+	for _, c := range h.Calls {
+		if c.Call >= f.Start && slices.Contains(v.Calls, c.ID) {
+			return fmt.Sprintf("cites call %d (%s), sent after the sabotage began", c.ID, c.Kind)
 		}
 	}
 	switch {
