@@ -190,7 +190,7 @@ func TestWatchCancelReason(t *testing.T) {
 			Msg: "without a cancel reason or an error", Build: func(b *histbuild.Builder) {
 				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
 				b.Events(w, 10, histbuild.PutEv("a", "1.1", 11, 11, 1))
-				b.EndWith(w, 20, history.EndError, stoppedSilently)
+				b.EndWith(w, 20, history.EndError, history.QuietClose)
 			}},
 		{Name: "watch/cancel-reason - watch never ended though the workload finished - fail", Want: check.Fail, Watch: 2, Rev: 11,
 			Msg: "never ended", Build: func(b *histbuild.Builder) {
