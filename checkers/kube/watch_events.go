@@ -37,9 +37,11 @@ func checkWatchExpired(m *model.Model, cfg check.Config) check.Result {
 		}
 	}
 	judged, errors := 0, 0
+	rule := facts.NewEndings(h)
 	for _, kw := range m.Watches {
 		w := kw.Stream
-		if kw.Mode == model.WatchRefused && model.IsExpired(w.End.Status) {
+		// An expired end with no ERROR event is an HTTP 410 refusal.
+		if end := rule.KubeWatch(w); end.Class == facts.EndingExpired && end.Index < 0 {
 			judged++
 			col.Add(check.Violation{Guarantee: ErrWatchExpired,
 				Message: fmt.Sprintf("watch %d (client %d) from RV %q was refused with HTTP %s; an expired watch is answered "+
