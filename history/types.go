@@ -212,6 +212,11 @@ const (
 	EndError WatchEndReason = "error"
 )
 
+// QuietClose is the Error of a WatchEnd whose stream closed with neither
+// a cancel response nor an error: an ending the etcd watch API does not
+// have (facts.WatchEnding classifies it as unexplained).
+const QuietClose = "stream closed without a cancel reason or error"
+
 // WatchEnd records how and when a watch stream ended, as the client saw it.
 type WatchEnd struct {
 	Watch  int64          `json:"watch"`

@@ -62,6 +62,7 @@ func Kinds() []Kind {
 			argue: finalWriteUncovered},
 		{Name: "ignore-progress", Owner: watch.NameBookmarkable, sites: progressAnswered, apply: ignoreProgress},
 		{Name: "contended-write-not-applied", Owner: watch.NameReliable, sites: contendedPuts, apply: notApplied},
+		{Name: "quiet-end", Owner: watch.NameCancelReason, sites: quietEndSites, apply: quietEnd},
 	}
 }
 
@@ -274,6 +275,36 @@ func stopWatch(h *history.History, s site) string {
 	cut := len(w.Responses) - s.resp - 1
 	w.Responses = w.Responses[:s.resp+1]
 	return fmt.Sprintf("watch %d: stopped after response %d (%d responses dropped), still open until the client closed it", w.ID, s.resp, cut)
+}
+
+// quietEndSites are, in every watch, the responses with events after its
+// first one with events and before its last response: where a quiet end
+// cuts a watch that has vouched for something and had more to say.
+func quietEndSites(h *history.History) []site {
+	var out []site
+	for wi, w := range h.Watches {
+		seen := false
+		for ri := 0; ri+1 < len(w.Responses); ri++ {
+			if len(w.Responses[ri].Events) == 0 {
+				continue
+			}
+			if seen {
+				out = append(out, site{watch: wi, resp: ri})
+			}
+			seen = true
+		}
+	}
+	return out
+}
+
+// quietEnd ends a watch right after a response, its stream closed with
+// neither a cancel response nor an error.
+func quietEnd(h *history.History, s site) string {
+	w := h.Watches[s.watch]
+	cut := len(w.Responses) - s.resp - 1
+	w.Responses = w.Responses[:s.resp+1]
+	w.End = &history.WatchEnd{Watch: w.ID, Time: w.Responses[s.resp].Time, Reason: history.EndError, Error: history.QuietClose}
+	return fmt.Sprintf("watch %d: its stream closed quietly after response %d (%d responses dropped)", w.ID, s.resp, cut)
 }
 
 func dropEvent(h *history.History, s site) string {

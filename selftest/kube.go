@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/kube"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -30,6 +31,8 @@ func KubeKinds() []Kind {
 		{Name: "kube-next-page-rv+1", Owner: kube.NamePagination, sites: nextPages, apply: nextPageRV},
 		{Name: "kube-410-without-fresh-token", Owner: kube.NameContinueExpired, sites: expiredContinues, apply: dropFreshToken},
 		{Name: "kube-409-as-success", Owner: kube.NameOptimisticConcurrency, sites: staleConflicts, apply: conflictAccepted},
+		{Name: "kube-quiet-end", Owner: kube.NameWatchTimeout, sites: kubeQuietEndSites, apply: kubeQuietEnd,
+			argue: endDuringFault},
 	}
 }
 
@@ -283,6 +286,51 @@ func lastLonePage(h *history.History, s site) string {
 }
 
 // The corruptions.
+
+// kubeQuietEndSites are, in every watch the server served, its change
+// events after the first and before its last event: where a clean close
+// cuts a watch that has delivered something and had more to say.
+func kubeQuietEndSites(h *history.History) []site {
+	var out []site
+	for wi, w := range h.KubeWatches {
+		if w.End == nil || w.End.Status != nil {
+			continue
+		}
+		idx := changeIndexes(w)
+		for j := 1; j < len(idx); j++ {
+			if idx[j]+1 < len(w.Events) {
+				out = append(out, site{watch: wi, ev: idx[j]})
+			}
+		}
+	}
+	return out
+}
+
+// kubeQuietEnd ends a watch right after one of its events, the server
+// closing the stream cleanly: no ERROR event, no error.
+func kubeQuietEnd(h *history.History, s site) string {
+	w := h.KubeWatches[s.watch]
+	cut := len(w.Events) - s.ev - 1
+	w.Events = w.Events[:s.ev+1]
+	t := w.Events[s.ev].Time
+	w.End = &history.KubeWatchEnd{Watch: w.ID, Time: t, Reason: history.EndServer}
+	return fmt.Sprintf("kube watch %d: closed cleanly %.2fs after its call, after %s (%d events dropped)", w.ID,
+		(t - w.Call).Seconds(), kubeEventText(w.Events[s.ev]), cut)
+}
+
+// endDuringFault: a watch closed cleanly while a fault reached its API
+// server, or within facts.FaultSettle after it, is the fault's doing:
+// kube-apiserver closes its watches without a word when it shuts down
+// and when its watch cache starts again after its etcd watch failed.
+func endDuringFault(h *history.History, s site) string {
+	w := h.KubeWatches[s.watch]
+	t := w.Events[s.ev].Time
+	if f := facts.NewEndings(h).FaultAt(w.Server, t, t, facts.FaultSettle); f != nil {
+		return fmt.Sprintf("the close at %.2fs falls during fault %s (%d, %.2fs to %.2fs, settle %s): an end the fault explains",
+			t.Seconds(), f.Name, f.ID, f.Start.Seconds(), f.End.Seconds(), facts.FaultSettle)
+	}
+	return ""
+}
 
 func dropKubeEvent(h *history.History, s site) string {
 	w := h.KubeWatches[s.watch]

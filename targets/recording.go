@@ -141,7 +141,7 @@ func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes
 		case last != nil && last.Error != "":
 			end.Reason, end.Error = history.EndError, last.Error
 		default:
-			end.Reason, end.Error = history.EndError, "stream closed without a cancel reason or error"
+			end.Reason, end.Error = history.EndError, history.QuietClose
 		}
 		r.setOpen(w.ID, false)
 		r.rec.Add(history.Record{WatchEnd: &end})

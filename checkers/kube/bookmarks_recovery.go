@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -36,6 +37,7 @@ func CheckBookmarks(h *history.History, cfg check.Config) check.Result {
 func checkBookmarks(m *model.Model, cfg check.Config) check.Result {
 	h := m.History
 	col := check.NewCollector(cfg)
+	rule := facts.NewEndings(h)
 	bookmarks, periodic, judged := 0, 0, 0
 	for _, kw := range m.Watches {
 		w := kw.Stream
@@ -107,9 +109,8 @@ func checkBookmarks(m *model.Model, cfg check.Config) check.Result {
 			lastAt = t
 		}
 		T := time.Duration(w.Request.TimeoutSeconds) * time.Second
-		if T < bookmarkMinTimeout || w.End == nil || w.End.Reason != history.EndServer || kw.ErrIdx >= 0 ||
-			w.End.Time-w.Call < T-watchTimeoutEarly {
-			continue
+		if T < bookmarkMinTimeout || rule.KubeWatch(w).Class != facts.EndingTimeout {
+			continue // only a watch that ran to its timeout owes the last bookmark
 		}
 		got := false
 		for _, t := range bmTimes {
@@ -172,18 +173,25 @@ func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check
 		}
 	}
 	sort.Slice(acks, func(i, j int) bool { return acks[i].t < acks[j].t })
+	rule := facts.NewEndings(h)
 	across, ended := 0, 0
 	for _, kw := range m.Watches {
 		w := kw.Stream
 		if kw.Mode == model.WatchUnjudged {
 			continue
 		}
+		// How it ended, by the one rule: the server's answers are judged
+		// near faults; a watch that stayed open is held to deliver.
+		how := rule.KubeWatch(w)
 		var st *history.KubeStatus
 		var stIdx = -1
-		if kw.ErrIdx >= 0 {
-			st, stIdx = w.Events[kw.ErrIdx].Status, kw.ErrIdx
-		} else if w.End != nil && w.End.Status != nil {
-			st = w.End.Status
+		switch how.Class {
+		case facts.EndingAnswered, facts.EndingExpired, facts.EndingRefused:
+			if how.Index >= 0 {
+				st, stIdx = w.Events[how.Index].Status, how.Index
+			} else {
+				st = w.End.Status
+			}
 		}
 		if st != nil {
 			at := w.Call
@@ -206,7 +214,7 @@ func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check
 			}
 			continue
 		}
-		if !kw.StartKnown || (w.End != nil && w.End.Reason != history.EndClient) {
+		if !kw.StartKnown || (how.Class != facts.EndingClient && how.Class != facts.EndingOpen) {
 			continue
 		}
 		end := time.Duration(1<<62 - 1)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/kube/model"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -36,9 +37,11 @@ func checkWatchExpired(m *model.Model, cfg check.Config) check.Result {
 		}
 	}
 	judged, errors := 0, 0
+	rule := facts.NewEndings(h)
 	for _, kw := range m.Watches {
 		w := kw.Stream
-		if kw.Mode == model.WatchRefused && model.IsExpired(w.End.Status) {
+		// An expired end with no ERROR event is an HTTP 410 refusal.
+		if end := rule.KubeWatch(w); end.Class == facts.EndingExpired && end.Index < 0 {
 			judged++
 			col.Add(check.Violation{Guarantee: ErrWatchExpired,
 				Message: fmt.Sprintf("watch %d (client %d) from RV %q was refused with HTTP %s; an expired watch is answered "+
@@ -315,102 +318,110 @@ func checkWatchDeletedRV(m *model.Model, cfg check.Config) check.Result {
 const (
 	watchTimeoutSlackFixed = 5 * time.Second
 	watchTimeoutSlackPart  = 4 // plus a quarter of T
-	watchTimeoutEarly      = 50 * time.Millisecond
 )
 
 func watchTimeoutSlack(t time.Duration) time.Duration {
 	return watchTimeoutSlackFixed + t/watchTimeoutSlackPart
 }
 
-// CheckWatchTimeout is kube/watch-timeout: a watch with timeoutSeconds
-// T, unless vigil closed it first or it ended in an ERROR event, is ended
-// by the server cleanly (end of stream, no error) no later than T plus a
-// slack (5 s and a quarter of T); one still open later, or one that broke
-// at or after T instead of ending, fails. A clean end before T is allowed
-// (a server may close any watch early, e.g. the watch cache closes a
-// watcher too slow to keep up, or on restart; clients watch again) and
-// counted. Watches that a fault aimed at their API server overlapped are
-// not judged.
+// CheckWatchTimeout is kube/watch-timeout. It owns how Kubernetes
+// watches end, as the one rule of facts.Endings classifies them:
+//   - an unexplained end fails: a watch the server closed cleanly before
+//     its timeoutSeconds (or, without one, well before the server's own
+//     timeout), with no ERROR event and no fault reaching its API server;
+//     the client learns nothing and a reflector just watches again;
+//   - a watch with timeoutSeconds T, unless vigil closed it first or the
+//     server answered (an ERROR event, an HTTP status), ends cleanly no
+//     later than T plus a slack (5 s and a quarter of T); one still open
+//     later, or one that broke at or after T instead of ending, fails.
+//
+// Watches that a fault reaching their API server overlapped are not held
+// to the slack (a paused server's timer runs late), and an end during
+// such a fault is the fault's (facts.FaultSettle after it too). The counts
+// of each class are the figures "ending_<class>".
 func CheckWatchTimeout(h *history.History, cfg check.Config) check.Result {
 	col := check.NewCollector(cfg)
-	judged, early, faulted := 0, 0, 0
+	rule := facts.NewEndings(h)
+	judged, faulted := 0, 0
+	var ends []facts.Ending
 	for _, w := range h.KubeWatches {
-		T := time.Duration(w.Request.TimeoutSeconds) * time.Second
-		if T <= 0 || w.End == nil || hasErrorEvent(w) || w.End.Status != nil {
+		end := rule.KubeWatch(w)
+		ends = append(ends, end)
+		T := end.Timeout
+		base := check.Violation{Guarantee: ErrWatchTimeout, Watch: w.ID, Client: w.Client}
+		if n := len(w.Events); n > 0 {
+			base.KubeEvents = []history.KubeEventAt{model.EventAt(w, n-1)}
+			if w.Events[n-1].Object != nil {
+				base.Revision, _ = facts.ParseRV(w.Events[n-1].Object.ResourceVersion)
+			}
+		}
+		if end.Class == facts.EndingUnexplained {
+			judged++
+			v := base
+			v.Message = fmt.Sprintf("watch %d (client %d) ended unexplained: %s", w.ID, w.Client, end.Why)
+			v.Want = "an ERROR event, or a clean end at its timeout"
+			if T > 0 {
+				v.Want = fmt.Sprintf("an ERROR event, or a clean end at timeoutSeconds=%d", w.Request.TimeoutSeconds)
+			}
+			v.Got = fmt.Sprintf("a clean close after %.1fs", end.Elapsed.Seconds())
+			col.Add(v)
+			continue
+		}
+		switch end.Class {
+		case facts.EndingAnswered, facts.EndingExpired, facts.EndingRefused, facts.EndingOpen:
+			continue // the server answered, or the end is not known
+		}
+		if T <= 0 {
 			continue
 		}
 		deadline, slack := w.Call+T, watchTimeoutSlack(T)
-		elapsed := w.End.Time - w.Call
-		if w.End.Reason == history.EndClient && w.End.Time <= deadline+slack {
+		elapsed := end.Elapsed
+		if end.Class == facts.EndingClient && end.At <= deadline+slack {
 			continue
 		}
-		if kubeFaultDuring(h, w.Server, w.Call, min(w.End.Time, deadline+slack)) {
+		if end.Class == facts.EndingFault || rule.FaultAt(w.Server, w.Call, min(end.At, deadline+slack), 0) != nil {
 			faulted++
 			continue
 		}
-		judged++
-		v := check.Violation{Guarantee: ErrWatchTimeout, Watch: w.ID, Client: w.Client,
-			Want: fmt.Sprintf("a clean end by %.1fs", (T + slack).Seconds())}
+		v := base
+		v.Want = fmt.Sprintf("a clean end by %.1fs", (T + slack).Seconds())
 		switch {
-		case w.End.Reason == history.EndServer && elapsed < T-watchTimeoutEarly:
-			early++
-		case w.End.Reason == history.EndServer && elapsed <= T+slack:
-		case w.End.Reason == history.EndServer:
+		case end.Class == facts.EndingTimeout && elapsed <= T+slack:
+		case end.Class == facts.EndingTimeout:
 			v.Message = fmt.Sprintf("watch %d (client %d) with timeoutSeconds=%d ended only %.1fs after it was called",
 				w.ID, w.Client, w.Request.TimeoutSeconds, elapsed.Seconds())
 			v.Got = fmt.Sprintf("ended at %.1fs", elapsed.Seconds())
 			col.Add(v)
-		case w.End.Reason == history.EndClient:
+		case end.Class == facts.EndingClient:
 			v.Message = fmt.Sprintf("watch %d (client %d) with timeoutSeconds=%d was still open %.1fs after it was called, "+
 				"when vigil closed it", w.ID, w.Client, w.Request.TimeoutSeconds, elapsed.Seconds())
 			v.Got = fmt.Sprintf("open at %.1fs", elapsed.Seconds())
 			col.Add(v)
-		case elapsed >= T-watchTimeoutEarly:
+		case end.Class == facts.EndingBroken && elapsed >= T-facts.TimeoutTolerance:
 			v.Message = fmt.Sprintf("watch %d (client %d) with timeoutSeconds=%d broke %.1fs after it was called instead of "+
 				"ending cleanly: %s", w.ID, w.Client, w.Request.TimeoutSeconds, elapsed.Seconds(), w.End.Error)
 			v.Got = "error: " + w.End.Error
 			col.Add(v)
 		default:
-			judged-- // it broke before its timeout: nothing to judge
+			continue // it broke before its timeout: a visible end, nothing to judge
 		}
+		judged++
 	}
-	figures := map[string]float64{"watches_judged": float64(judged), "ended_early": float64(early),
-		"overlapped_by_faults": float64(faulted)}
+	figures := facts.EndingFigures(ends)
+	figures["watches_judged"], figures["overlapped_by_faults"] = float64(judged), float64(faulted)
 	if judged == 0 {
-		return check.Skip(NameWatchTimeout, kubeSkipReason(h, "no watch with timeoutSeconds ran to its timeout"), figures)
+		return check.Skip(NameWatchTimeout, kubeSkipReason(h, "no watch with timeoutSeconds ran to its timeout, and none "+
+			"ended before it"), figures)
 	}
-	// A clean early end is allowed, so it says nothing about the timeout.
 	r := col.Result(NameWatchTimeout, figures)
-	r.Judged, r.Excused = judged-early, map[string]int{"early_end": early, "fault": faulted}
+	r.Judged, r.Excused = judged, map[string]int{"fault": faulted}
 	return r
 }
 
-func hasErrorEvent(w *history.KubeWatchStream) bool {
-	for i := range w.Events {
-		if w.Events[i].Type == history.KubeError {
-			return true
-		}
-	}
-	return false
-}
-
-// kubeFaultDuring reports a fault overlapping (from, to) aimed at server
-// (or at no named target).
+// kubeFaultDuring reports a fault overlapping (from, to) that reaches
+// server (facts.Endings.FaultAt: a sabotage record never does).
 func kubeFaultDuring(h *history.History, server string, from, to time.Duration) bool {
-	for _, f := range h.Faults {
-		if f.End < from || f.Start > to {
-			continue
-		}
-		if len(f.Targets) == 0 || server == "" {
-			return true
-		}
-		for _, t := range f.Targets {
-			if t == server {
-				return true
-			}
-		}
-	}
-	return false
+	return facts.NewEndings(h).FaultAt(server, from, to, 0) != nil
 }
 
 // initialStateIssues reports the initial part of a watch that is not one

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -200,11 +201,71 @@ func TestKubeWatchTimeout(t *testing.T) {
 		{Name: "kube/watch-timeout - ended cleanly just after T - pass", Want: check.Pass, Build: func(b *histbuild.KubeBuilder) {
 			b.End(timed(b), 5*s+s/5, history.EndServer, nil)
 		}},
-		{Name: "kube/watch-timeout - ended cleanly early (allowed) - pass", Want: check.Pass,
-			Excused: map[string]int{"early_end": 1}, Build: func(b *histbuild.KubeBuilder) {
+		{Name: "kube/watch-timeout - closed cleanly well before T, no fault - fail", Want: check.Fail, Watch: 1,
+			Msg: "3.00s before its timeoutSeconds=5", Build: func(b *histbuild.KubeBuilder) {
 				b.End(timed(b), 2*s, history.EndServer, nil)
 				b.Watch(2, 5, 0, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 5})
 				b.End(2, 5*s+s/2, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - closed cleanly within the tolerance before T - pass", Want: check.Pass,
+			Build: func(b *histbuild.KubeBuilder) {
+				b.End(timed(b), 5*s-int(facts.TimeoutTolerance), history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - closed cleanly just outside the tolerance before T - fail", Want: check.Fail, Watch: 1,
+			Msg: "ended unexplained", Build: func(b *histbuild.KubeBuilder) {
+				b.End(timed(b), 5*s-int(facts.TimeoutTolerance)-1, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - closed cleanly early while etcd under it was paused - pass", Want: check.Pass,
+			Excused: map[string]int{"fault": 1}, Build: func(b *histbuild.KubeBuilder) {
+				b.Fault(1, "pause-member", 1*s, 2*s, "m0")
+				b.End(timed(b), 2*s, history.EndServer, nil)
+				b.Watch(2, 5, 8*s, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 5})
+				b.End(2, 13*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - closed cleanly early within the settle time after a fault on its server - pass",
+			Want: check.Pass, Excused: map[string]int{"fault": 1}, Build: func(b *histbuild.KubeBuilder) {
+				b.Fault(1, "restart-apiserver", 0, s/2, "kube-0")
+				b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 15})
+				b.End(1, s/2+int(facts.FaultSettle), history.EndServer, nil)
+				b.Watch(2, 5, 6*s, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 5})
+				b.End(2, 11*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - closed cleanly early just past the settle time after a fault - fail", Want: check.Fail,
+			Watch: 1, Msg: "no fault reaching its API server", Build: func(b *histbuild.KubeBuilder) {
+				b.Fault(1, "restart-apiserver", 0, s/2, "kube-0")
+				b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9", TimeoutSeconds: 15})
+				b.End(1, s/2+int(facts.FaultSettle)+1, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - closed cleanly early during a fault on another API server - fail", Want: check.Fail,
+			Watch: 1, Msg: "ended unexplained", Build: func(b *histbuild.KubeBuilder) {
+				b.Fault(1, "restart-apiserver", 1*s, 3*s, "kube-1")
+				b.End(timed(b), 2*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - a sabotage record excuses no early close - fail", Want: check.Fail, Watch: 1,
+			Msg: "ended unexplained", Build: func(b *histbuild.KubeBuilder) {
+				b.Fault(1, "sabotage:kube-quiet-end", 2*s, 2*s, "client-5", "kube-0")
+				b.End(timed(b), 2*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - an ERROR event before T answers the watch - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.KubeBuilder) {
+				b.ErrEv(timed(b), 2*s, 410, "Expired")
+				b.End(1, 2*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - without timeoutSeconds, closed cleanly after seconds - fail", Want: check.Fail, Watch: 1,
+			Msg: "no timeoutSeconds", Build: func(b *histbuild.KubeBuilder) {
+				b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+				b.End(1, 3*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - without timeoutSeconds, closed cleanly by an external server - skipped",
+			Want: check.Skipped, Build: func(b *histbuild.KubeBuilder) {
+				b.H.Meta.Target.Fixture = "external"
+				b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+				b.End(1, 3*s, history.EndServer, nil)
+			}},
+		{Name: "kube/watch-timeout - broke before T (visible) - skipped", Want: check.Skipped,
+			Build: func(b *histbuild.KubeBuilder) {
+				b.Add(history.Record{KubeWatchEnd: &history.KubeWatchEnd{Watch: timed(b), Time: time.Duration(2 * s),
+					Reason: history.EndError, Error: "unexpected EOF"}})
 			}},
 		{Name: "kube/watch-timeout - still open long after T - fail", Want: check.Fail, Watch: 1, Msg: "still open 20.0s",
 			Build: func(b *histbuild.KubeBuilder) { b.End(timed(b), 20*s, history.EndClient, nil) }},

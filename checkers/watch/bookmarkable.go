@@ -88,58 +88,50 @@ func CheckBookmarkable(h *history.History, cfg check.Config) check.Result {
 	return col.Result(NameBookmarkable, figures)
 }
 
-// stoppedSilently is the recorder's words for a stream that closed with
-// neither a cancel reason nor an error.
-const stoppedSilently = "stream closed without a cancel reason or error"
-
-// CheckCancelReason is watch/cancel-reason:
-//   - a cancel response carries a cancel reason, a compact revision or an
-//     error;
-//   - a stream the server or the network ended says why: an end "error"
-//     whose error is that the stream closed without a reason is a
-//     violation;
-//   - when the history has the end mark (the workload finished and closed
-//     every watch), every watch has an end: one without was still waiting
-//     on a stream that never ended.
+// CheckCancelReason is watch/cancel-reason. Every watch's end is
+// classified by the one rule of facts.Endings; the etcd watch API allows
+// every class but two:
+//   - unexplained: a cancel response with no cancel reason, compact
+//     revision or error, or a stream that closed with neither a cancel
+//     response nor an error (a fault does not explain that: a broken gRPC
+//     stream ends with a status, which clientv3 reports or retries);
+//   - open, when the history has the end mark (the workload finished and
+//     closed every watch): the stream never ended while the client waited.
 //
-// Watches closed by the client are fine.
+// The counts of each class are the figures "ending_<class>".
 func CheckCancelReason(h *history.History, cfg check.Config) check.Result {
 	col := check.NewCollector(cfg)
 	_, finished := h.Mark(history.MarkEnd)
+	rule := facts.NewEndings(h)
 	judged, byServer := 0, 0
+	var ends []facts.Ending
 	for _, w := range h.Watches {
-		if w.End == nil && !finished {
+		end := rule.Watch(w)
+		ends = append(ends, end)
+		if end.Class == facts.EndingOpen && !finished {
 			continue // the run was cut short: the end is not known
 		}
 		judged++
 		v := check.Violation{Guarantee: ErrCancelReason, Watch: w.ID, Client: w.Client}
-		var cancel *history.WatchResponse
-		cancelAt := -1
-		for ri := range w.Responses {
-			if w.Responses[ri].Canceled {
-				cancel, cancelAt = &w.Responses[ri], ri
-				break
-			}
-		}
-		switch {
-		case cancel != nil && cancel.CancelReason == "" && cancel.CompactRevision == 0 && cancel.Error == "":
+		switch end.Class {
+		case facts.EndingUnexplained:
 			byServer++
-			v.Message = fmt.Sprintf("watch %d (client %d) was canceled by the server (response %d, header revision %d) "+
-				"with no cancel reason, compact revision or error", w.ID, w.Client, cancelAt, cancel.Revision)
-			v.Revision, v.Want, v.Got = cancel.Revision, "a cancel reason or a compact revision", "neither"
-		case w.End == nil:
+			v.Message = fmt.Sprintf("watch %d (client %d) ended unexplained: %s", w.ID, w.Client, end.Why)
+			v.Want, v.Got = "a cancel reason, a compact revision or an error", "neither"
+			if end.Note != "" {
+				v.Got += ", " + end.Note
+			}
+			if end.Index >= 0 {
+				v.Revision = w.Responses[end.Index].Revision
+			}
+		case facts.EndingOpen:
 			v.Message = fmt.Sprintf("watch %d (client %d) never ended, though the workload finished (end mark) "+
 				"and closes every watch it opened: its stream stopped without a word while the client waited", w.ID, w.Client)
 			v.Want, v.Got = "an end", "none"
-		case w.End.Reason == history.EndError && w.End.Error == stoppedSilently:
-			byServer++
-			v.Message = fmt.Sprintf("watch %d (client %d) stream closed at %s without a cancel reason or an error, "+
-				"after %d responses", w.ID, w.Client, w.End.Time, len(w.Responses))
-			v.Want, v.Got = "a cancel reason or an error", "a silent close"
+		case facts.EndingClient:
+			continue
 		default:
-			if w.End.Reason != history.EndClient || cancel != nil {
-				byServer++
-			}
+			byServer++
 			continue
 		}
 		if n := len(w.Responses); n > 0 {
@@ -147,7 +139,8 @@ func CheckCancelReason(h *history.History, cfg check.Config) check.Result {
 		}
 		col.Add(v)
 	}
-	figures := map[string]float64{"watches_judged": float64(judged), "ended_by_server_or_error": float64(byServer)}
+	figures := facts.EndingFigures(ends)
+	figures["watches_judged"], figures["ended_by_server_or_error"] = float64(judged), float64(byServer)
 	if judged == 0 {
 		if len(h.Watches) == 0 {
 			return check.Skip(NameCancelReason, "the history has no watch", figures)

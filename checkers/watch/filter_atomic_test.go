@@ -190,7 +190,7 @@ func TestWatchCancelReason(t *testing.T) {
 			Msg: "without a cancel reason or an error", Build: func(b *histbuild.Builder) {
 				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
 				b.Events(w, 10, histbuild.PutEv("a", "1.1", 11, 11, 1))
-				b.EndWith(w, 20, history.EndError, stoppedSilently)
+				b.EndWith(w, 20, history.EndError, history.QuietClose)
 			}},
 		{Name: "watch/cancel-reason - watch never ended though the workload finished - fail", Want: check.Fail, Watch: 2, Rev: 11,
 			Msg: "never ended", Build: func(b *histbuild.Builder) {
@@ -199,6 +199,19 @@ func TestWatchCancelReason(t *testing.T) {
 				w := b.Watch(2, 9, 0, histbuild.PrefixWatch())
 				b.Events(w, 10, histbuild.PutEv("a", "1.1", 11, 11, 1))
 				b.Mark(history.MarkEnd, 60, 0, 0)
+			}},
+		{Name: "watch/cancel-reason - canceled at creation as unsupported - pass", Want: check.Pass, Build: func(b *histbuild.Builder) {
+			w := b.Watch(1, 9, 0, history.WatchRequest{Key: histbuild.TestPrefix, End: "/p0", Fragment: true})
+			b.Wresp(history.WatchResponse{Watch: w, Time: 5, Canceled: true, CancelReason: "fragment is not supported"})
+			b.EndWith(w, 6, history.EndServer, "fragment is not supported")
+			b.Mark(history.MarkEnd, 60, 0, 0)
+		}},
+		{Name: "watch/cancel-reason - stream closed silently during a fault - fail", Want: check.Fail, Watch: 1, Rev: 11,
+			Msg: "which does not explain it", Build: func(b *histbuild.Builder) {
+				b.Fault("kill-leader", 5, 30)
+				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
+				b.Events(w, 10, histbuild.PutEv("a", "1.1", 11, 11, 1))
+				b.EndWith(w, 20, history.EndError, history.QuietClose)
 			}},
 		{Name: "watch/cancel-reason - no watch - skipped", Want: check.Skipped, Build: func(b *histbuild.Builder) { b.Put(1, 0, 10, "a", "1.1", 11) }},
 	})

@@ -149,7 +149,7 @@ func (c *kubeClient) staleList(req history.KubeRequest) (*history.KubeResponse, 
 // the one returned, where the stream sabotages happen.
 func (c *kubeClient) Watch(ctx context.Context, req history.KubeWatchRequest) <-chan kube.WatchMessage {
 	out := make(chan kube.WatchMessage, 16)
-	st := &kubeStream{c: c, ctx: ctx, req: req, out: out}
+	st := &kubeStream{c: c, ctx: ctx, req: req, out: out, opened: c.s.rec.Now()}
 	switch {
 	case req.SendInitialEvents != nil && *req.SendInitialEvents:
 		st.initial = initialEnd // a streaming list: a state, then its end bookmark
@@ -185,13 +185,32 @@ type kubeStream struct {
 	lastRV  uint64 // RV of the last of them
 	held    *kube.WatchMessage
 	heldAt  time.Duration
+	// kube-quiet-end: when the watch was opened, and whether the caller's
+	// stream was closed cleanly before its timeout.
+	opened time.Duration
+	quiet  bool
 }
 
+// quietEndMargin is how long before a watch's timeoutSeconds at least
+// kube-quiet-end closes it: far outside facts.TimeoutTolerance.
+const quietEndMargin = time.Second
+
 func (st *kubeStream) run(in <-chan kube.WatchMessage) {
-	defer close(st.out)
+	defer func() {
+		if !st.quiet {
+			close(st.out)
+		}
+	}()
 	st.live = st.initial == initialNone
 	for m := range in {
 		st.handle(m)
+		if st.quiet {
+			// kube-quiet-end closed the caller's stream: drain the inner one
+			// until the caller's cancel ends it.
+			for range in {
+			}
+			return
+		}
 	}
 	if h := st.held; h != nil { // the stream ended: nothing came after it, deliver it
 		st.held = nil
@@ -289,6 +308,20 @@ func (st *kubeStream) handle(m kube.WatchMessage) {
 				"key": obj.Name, "revision": obj.ResourceVersion}, s.rec.Now()
 		}
 	}
+	quiet := false
+	if s.mode.Name == "kube-quiet-end" {
+		T := time.Duration(st.req.TimeoutSeconds) * time.Second
+		// After a change past the initial state, so the watch has
+		// vouched for something, and well before its timeout.
+		if T > 0 && st.live && isChange(ev) && st.changes >= 1 && s.rec.Now()-st.opened < T-quietEndMargin && s.claim(0) {
+			quiet = true
+			fault, faultAt = map[string]string{
+				"what": fmt.Sprintf("closed the watch of client %d cleanly after the %s of %s at resourceVersion %s, "+
+					"%.1fs after it was opened with timeoutSeconds=%d, with no ERROR event", st.c.id, ev.Type,
+					ev.Object.Name, ev.Object.ResourceVersion, (s.rec.Now() - st.opened).Seconds(), st.req.TimeoutSeconds),
+				"revision": ev.Object.ResourceVersion}, s.rec.Now()
+		}
+	}
 	if st.live && isChange(m.Event) {
 		st.changes++
 		if rv, err := strconv.ParseUint(m.Event.Object.ResourceVersion, 10, 64); err == nil {
@@ -298,6 +331,10 @@ func (st *kubeStream) handle(m kube.WatchMessage) {
 	switch delivered := st.send(m); {
 	case fault != nil && delivered:
 		s.commitFor(st.c.id, st.c.inner.Server(), faultAt, fault)
+		if quiet {
+			st.quiet = true
+			close(st.out)
+		}
 	case fault != nil:
 		s.release()
 	}

@@ -356,3 +356,38 @@ func TestKubeDropEventKeepsBookmarksInOrder(t *testing.T) {
 		}
 	}
 }
+
+// kube-quiet-end closes a watch with timeoutSeconds cleanly after a change
+// past its initial state, and leaves watches without a timeout alone.
+func TestKubeQuietEnd(t *testing.T) {
+	yes := true
+	for _, seed := range seeds {
+		req := history.KubeWatchRequest{SendInitialEvents: &yes, ResourceVersionMatch: "NotOlderThan", AllowBookmarks: true,
+			TimeoutSeconds: 10}
+		outs, faults := kubeWatchThrough(t, "kube-quiet-end", seed, req, kubeState(8, true))
+		if len(faults) != 1 {
+			t.Fatalf("seed %d: %d faults, want 1", seed, len(faults))
+		}
+		out := outs[0]
+		rvs := rvsOf(out)
+		// 3 initial items and the bookmark, then at least two changes (the
+		// first lets the watch vouch for something), not all eight.
+		if len(rvs) < 6 || len(rvs) >= 12 {
+			t.Fatalf("seed %d: RVs %v: want the stream cut after its second change and before its end", seed, rvs)
+		}
+		for _, m := range out {
+			if m.Err != nil || m.Refused != nil || m.Event.Type == history.KubeError {
+				t.Fatalf("seed %d: the end said something: %+v", seed, m)
+			}
+		}
+		if faults[0].Details["revision"] != rvs[len(rvs)-1] {
+			t.Fatalf("seed %d: fault %v, last RV delivered %s", seed, faults[0].Details, rvs[len(rvs)-1])
+		}
+
+		outs, faults = kubeWatchThrough(t, "kube-quiet-end", seed, history.KubeWatchRequest{ResourceVersion: "100"},
+			kubeState(8, false))
+		if len(faults) != 0 || len(rvsOf(outs[0])) != 11 {
+			t.Fatalf("seed %d: cut a watch without timeoutSeconds: %v, %v", seed, rvsOf(outs[0]), faults)
+		}
+	}
+}

@@ -91,6 +91,9 @@ var modes = []Mode{
 		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
 			"filtered watch, else a key outside the watched range"},
 
+	{Name: "quiet-end", Check: watch.NameCancelReason, arm: common, maxSkip: 2,
+		Description: "closes one watch stream after an event, with no cancel response and no error, while the client still waits"},
+
 	{Name: "kube-drop-event", Check: kubecheck.NameWatchFromRV, Target: TargetKube, arm: common, maxSkip: 2,
 		Description: "drops one change from a Kubernetes watch after its initial state (never its first two changes or its last)"},
 	{Name: "stale-list", Check: kubecheck.NameConsistentRead, Target: TargetKube, arm: common, maxSkip: 0,
@@ -102,6 +105,8 @@ var modes = []Mode{
 		Description: "drops the BOOKMARK annotated k8s.io/initial-events-end from a streaming list (sendInitialEvents=true)"},
 	{Name: "conflict-not-detected", Check: kubecheck.NameOptimisticConcurrency, Target: TargetKube, arm: early, maxSkip: 0,
 		Description: "an update the server refused with 409 (stale resourceVersion) is sent again without the precondition and reported as accepted"},
+	{Name: "kube-quiet-end", Check: kubecheck.NameWatchTimeout, Target: TargetKube, arm: common, maxSkip: 2,
+		Description: "closes one watch with timeoutSeconds cleanly, after a change, at least 1 s before its timeout, with no ERROR event"},
 	{Name: "rv-regression", Check: kubecheck.NameWatchOrdered, Target: TargetKube, arm: common, maxSkip: 2,
 		Description: "one watch event after the initial state carries a resourceVersion below the change delivered before it"},
 }

@@ -165,8 +165,8 @@ var seeds = []int64{1, 2, 3, 4, 5, 6, 7, 8}
 
 func TestModesTable(t *testing.T) {
 	ms := Modes()
-	if len(ms) != 20 || len(NamesFor(TargetEtcd)) != 15 || len(NamesFor(TargetKube)) != 5 {
-		t.Fatalf("%d modes (%d etcd, %d kube), want 15 etcd and 5 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
+	if len(ms) != 22 || len(NamesFor(TargetEtcd)) != 16 || len(NamesFor(TargetKube)) != 6 {
+		t.Fatalf("%d modes (%d etcd, %d kube), want 16 etcd and 6 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
 	}
 	for i, m := range ms {
 		if m.Name == "" || m.Check == "" || m.Description == "" {
@@ -615,6 +615,42 @@ func TestGhostValue(t *testing.T) {
 		})
 		if len(ghosts) != 1 || ghosts[0].Value != f.Details["value"] || ghosts[0].ModRevision != 101 || ghosts[0].Version != 1 {
 			t.Fatalf("seed %d: ghosts %+v, fault %v", seed, ghosts, f.Details)
+		}
+	}
+}
+
+// quiet-end closes the stream after a response with events, never the
+// first, with neither a cancel response nor an error; the fault names
+// the last event the caller saw.
+func TestQuietEnd(t *testing.T) {
+	for _, seed := range seeds {
+		in := script(8)
+		outs, f := watchThrough(t, "quiet-end", seed, history.WatchRequest{Key: "a", End: "c"}, in)
+		out := outs[0]
+		got := events(out)
+		if len(got) >= len(events(in)) || len(got) < 2 {
+			t.Fatalf("seed %d: %d of %d events delivered, want the stream cut after its second response with events or later",
+				seed, len(got), len(events(in)))
+		}
+		for _, m := range out {
+			if m.Err != nil || m.Response.Canceled {
+				t.Fatalf("seed %d: the end said something: %+v", seed, m)
+			}
+		}
+		if last := got[len(got)-1]; detailRev(t, f) != last.Revision() || f.Details["key"] != last.KV.Key {
+			t.Fatalf("seed %d: fault %v, but the last event delivered is %s at %d", seed, f.Details, last.KV.Key, last.Revision())
+		}
+	}
+}
+
+// A watch that ends by itself before the saboteur's chance leaves it
+// unused; one with a single response with events is not cut.
+func TestQuietEndNeedsAnEarlierEvent(t *testing.T) {
+	for _, seed := range seeds {
+		s, rec := newSaboteur(t, "quiet-end", seed)
+		out := drain(s.Wrap(newFake(script(1)), 1).Watch(context.Background(), history.WatchRequest{Key: "a"}))
+		if len(events(out)) != 1 || len(rec.History().Faults) != 0 {
+			t.Fatalf("seed %d: cut a watch with one response with events: %+v", seed, out)
 		}
 	}
 }

@@ -35,6 +35,8 @@ type stream struct {
 	// swallowed.
 	next        <-chan targets.WatchMessage
 	skipCreated bool
+	// quiet-end: the caller's channel was closed without a word.
+	quiet bool
 }
 
 // held is a message held back until the next one shows whether the
@@ -47,7 +49,11 @@ type held struct {
 }
 
 func (st *stream) run(in <-chan targets.WatchMessage) {
-	defer close(st.out)
+	defer func() {
+		if !st.quiet {
+			close(st.out)
+		}
+	}()
 	for {
 		m, ok := <-in
 		if !ok {
@@ -58,6 +64,13 @@ func (st *stream) run(in <-chan targets.WatchMessage) {
 			break
 		}
 		st.handle(m)
+		if st.quiet {
+			// quiet-end closed the caller's stream: keep draining the inner
+			// one until the caller's cancel closes it.
+			for range in {
+			}
+			return
+		}
 	}
 	if h := st.held; h != nil { // the stream ended first: nothing happened
 		st.held = nil
@@ -117,6 +130,8 @@ func (st *stream) handle(m targets.WatchMessage) {
 		st.compactionSilent(m)
 	case "out-of-filter":
 		st.outOfFilter(m)
+	case "quiet-end":
+		st.quietEnd(m)
 	default:
 		st.emit(m)
 	}
@@ -442,4 +457,27 @@ func keyOutside(req history.WatchRequest) (string, bool) {
 		return req.Key[:len(req.Key)-1], true
 	}
 	return req.End + "sabotage", true
+}
+
+// quietEnd delivers a response with events, on a watch that delivered
+// events before, and then closes the caller's channel with neither a
+// cancel response nor an error: the watch just stops, as a server that
+// drops a stream without a status would make it.
+func (st *stream) quietEnd(m targets.WatchMessage) {
+	evs := m.Response.Events
+	if len(evs) == 0 || st.events == 0 || !st.s.claim(0) {
+		st.emit(m)
+		return
+	}
+	start := st.s.rec.Now()
+	st.emit(m)
+	if st.ctx.Err() != nil {
+		st.s.release() // the caller closed it first: no quiet end to see
+		return
+	}
+	last := evs[len(evs)-1]
+	st.s.commit(st.c, start, st.details(last, "closed the watch stream after the %s of %s at revision %d (%d events "+
+		"delivered) with no cancel response and no error", last.Type, last.KV.Key, last.Revision(), st.events))
+	st.quiet = true
+	close(st.out)
 }

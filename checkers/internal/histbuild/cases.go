@@ -57,8 +57,8 @@ func RunWatchCases(t *testing.T, run func(*history.History, check.Config) check.
 				t.Errorf("violation names watch %d revision %d key %s, want %d %d %s: %s",
 					v.Watch, v.Revision, v.Key, c.Watch, c.Rev, c.Key, v.Message)
 			}
-			if !strings.Contains(v.Message, c.Msg) {
-				t.Errorf("message %q lacks %q", v.Message, c.Msg)
+			if !strings.Contains(v.Message+" "+v.Got, c.Msg) {
+				t.Errorf("message %q (got %q) lacks %q", v.Message, v.Got, c.Msg)
 			}
 		})
 	}

@@ -150,8 +150,16 @@ func (b *KubeBuilder) Mark(name string, t int, op, rv int64) {
 	b.Add(history.Record{Mark: &history.Mark{Name: name, Time: time.Duration(t), Op: op, Revision: rv}})
 }
 
+// Fault records a fault. Targets named kube-N are API servers, and the
+// fault says so as chaos does (layer "apiserver"); others are etcd members.
 func (b *KubeBuilder) Fault(id int64, name string, start, end int, targets ...string) {
-	b.Add(history.Record{Fault: &history.Fault{ID: id, Name: name, Start: time.Duration(start), End: time.Duration(end), Targets: targets}})
+	f := &history.Fault{ID: id, Name: name, Start: time.Duration(start), End: time.Duration(end), Targets: targets}
+	for _, t := range targets {
+		if strings.HasPrefix(t, "kube-") {
+			f.Details = map[string]string{"layer": "apiserver"}
+		}
+	}
+	b.Add(history.Record{Fault: f})
 }
 
 // The base scenario: a (group a) created at 10, b (group b) created at
