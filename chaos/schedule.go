@@ -142,6 +142,10 @@ func Run(ctx context.Context, env *Env, s Schedule, logf func(string, ...any)) {
 
 func runStep(ctx context.Context, env *Env, st Step, logf func(string, ...any)) {
 	inj, _ := Lookup(st.Fault)
+	// Until the fault is recorded, the history is complete only up to its
+	// start (a live judge must not miss the fault that excuses what follows).
+	tok := env.Rec.Begin()
+	defer env.Rec.End(tok)
 	f := history.Fault{ID: env.Rec.NextFaultID(), Name: st.Fault, Start: env.Rec.Now()}
 	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	in, err := inj.Inject(ictx, env, st.Pick)

@@ -18,6 +18,12 @@ type Recorder struct {
 	err error
 
 	nextOp, nextWatch, nextFault, nextCall atomic.Int64
+
+	// pending holds the send times of requests not recorded yet (KV and
+	// Kubernetes calls in flight, faults not yet healed), by token.
+	pendMu  sync.Mutex
+	pending map[int64]time.Duration
+	nextTok int64
 }
 
 // NewRecorder starts a history with meta, writing to w if it is not nil.
@@ -56,6 +62,50 @@ func (r *Recorder) Add(rec Record) {
 			r.err = err
 		}
 	}
+}
+
+// Begin notes a request (or a fault) sent now whose record comes later,
+// and returns the token that End takes once it is recorded. Until then
+// the Horizon stays at or before its send time.
+func (r *Recorder) Begin() int64 {
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	if r.pending == nil {
+		r.pending = map[int64]time.Duration{}
+	}
+	r.nextTok++
+	r.pending[r.nextTok] = r.clock.Now()
+	return r.nextTok
+}
+
+// End notes that the request of tok is recorded.
+func (r *Recorder) End(tok int64) {
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	delete(r.pending, tok)
+}
+
+// Horizon is the time up to which the history is complete: the send time
+// of the oldest request not recorded yet, or now when none is pending.
+// Everything sent before it is in the history, so History().CutAt(Horizon)
+// can be judged while the run goes on.
+func (r *Recorder) Horizon() time.Duration {
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	h := r.clock.Now()
+	for _, t := range r.pending {
+		h = min(h, t)
+	}
+	return h
+}
+
+// Snapshot is the history cut at its horizon (see CutAt), taken under the
+// recorder's lock so that no record is half added.
+func (r *Recorder) Snapshot() *History {
+	t := r.Horizon()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.h.CutAt(t)
 }
 
 // Err returns the first recording error, if any.

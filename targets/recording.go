@@ -42,6 +42,8 @@ func (r *Recording) Close() error { return r.inner.Close() }
 func (r *Recording) RequestProgress(ctx context.Context) error {
 	c := history.Call{ID: r.rec.NextCallID(), Client: r.id, Member: r.inner.Member(), Kind: history.CallProgress,
 		Watches: r.openWatches()}
+	tok := r.rec.Begin()
+	defer r.rec.End(tok)
 	c.Call = r.rec.Now()
 	err := r.inner.RequestProgress(ctx)
 	c.Return = r.rec.Now()
@@ -82,6 +84,8 @@ func (r *Recording) setOpen(id int64, open bool) {
 // Do runs and records one request.
 func (r *Recording) Do(ctx context.Context, req history.Request) (*history.Response, error) {
 	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req}
+	tok := r.rec.Begin()
+	defer r.rec.End(tok)
 	op.Call = r.rec.Now()
 	resp, err := r.inner.Do(ctx, req)
 	op.Return = r.rec.Now()

@@ -53,6 +53,8 @@ func (r *Recording) LastOp() int64 { return r.lastOp }
 // caller can read the Status (StatusOf) whichever way it was recorded.
 func (r *Recording) Do(ctx context.Context, req history.KubeRequest) (*history.KubeResponse, error) {
 	op := history.KubeOperation{ID: r.rec.NextOpID(), Client: r.id, Server: r.inner.Server(), Request: req}
+	tok := r.rec.Begin()
+	defer r.rec.End(tok)
 	op.Call = r.rec.Now()
 	resp, err := r.inner.Do(ctx, req)
 	op.Return = r.rec.Now()
