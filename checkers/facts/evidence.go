@@ -251,32 +251,42 @@ func (t *Tally) Evidence(why string) check.Evidence {
 	return e
 }
 
-// KubeOpEvidence counts the Kubernetes calls match selects: asked, and
-// answered when answeredBy says the target gave the answer kind. Nothing
+// KubeOpEvidence counts the Kubernetes calls match selects that left the
+// client: asked, and answered when answeredBy says the target gave the
+// answer kind. Nothing
 // is owed: a call may go unanswered under a fault, and run/availability
 // judges outages.
 func KubeOpEvidence(h *history.History, request, answer string, match, answeredBy func(o *history.KubeOperation) bool,
 	why string) check.Evidence {
 	t := NewTally(request, answer, check.RecordKubeOps)
 	for i := range h.KubeOps {
-		if o := &h.KubeOps[i]; match(o) {
+		if o := &h.KubeOps[i]; !o.NeverSent() && match(o) {
 			t.Count(o.ID, answeredBy(o), false, false)
 		}
 	}
 	return t.Evidence(why)
 }
 
-// KubeWatchEvidence counts the Kubernetes watches match selects, as
-// KubeOpEvidence counts calls.
+// KubeWatchEvidence counts the Kubernetes watches match selects that left
+// the client, as KubeOpEvidence counts calls.
 func KubeWatchEvidence(h *history.History, request, answer string, match, answeredBy func(w *history.KubeWatchStream) bool,
 	why string) check.Evidence {
 	t := NewTally(request, answer, check.RecordKubeWatches)
 	for _, w := range h.KubeWatches {
-		if match(w) {
+		if !KubeWatchNeverSent(w) && match(w) {
 			t.Count(w.ID, answeredBy(w), false, false)
 		}
 	}
 	return t.Evidence(why)
+}
+
+// KubeWatchNeverSent reports whether a Kubernetes watch failed before its
+// request left the client (the connection was refused: no server saw it),
+// as KubeOperation.NeverSent does for a call. Such a request asked nothing
+// of the target; run/availability judges the outage.
+func KubeWatchNeverSent(w *history.KubeWatchStream) bool {
+	return len(w.Events) == 0 && w.End != nil && w.End.Status == nil && strings.Contains(w.End.Error, "dial tcp") &&
+		strings.Contains(w.End.Error, "connect: connection refused")
 }
 
 // KubeServed reports whether the server answered a Kubernetes watch with a

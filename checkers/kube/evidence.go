@@ -43,10 +43,11 @@ func watchEnd(w *history.KubeWatchStream) (time.Duration, bool) {
 	return w.Call, false
 }
 
-// validWatch: a watch the checks can judge — a request the API accepts
-// (not one of the invalid probes), with an RV and a selector vigil reads.
+// validWatch: a watch the checks can judge — a request that reached the
+// server, one the API accepts (not one of the invalid probes), with an RV
+// and a selector vigil reads.
 func validWatch(kw *model.Watch) bool {
-	return invalidWatch(kw.Stream.Request) == "" && kw.Mode != model.WatchUnjudged
+	return invalidWatch(kw.Stream.Request) == "" && kw.Mode != model.WatchUnjudged && !facts.KubeWatchNeverSent(kw.Stream)
 }
 
 // served: a watch the server answered with a stream.
@@ -99,10 +100,16 @@ func evRVFormat(h *history.History) check.Evidence {
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
 		r := o.Response
+		if o.NeverSent() {
+			continue
+		}
 		t.Count(o.ID, r != nil && (o.Request.Verb == history.KubeList || r.Object != nil && o.Request.Verb != history.KubeDelete),
 			false, false)
 	}
 	for _, w := range h.KubeWatches {
+		if facts.KubeWatchNeverSent(w) {
+			continue
+		}
 		rv := false
 		for i := range w.Events {
 			rv = rv || w.Events[i].Object != nil && w.Events[i].Type != history.KubeError
@@ -304,7 +311,7 @@ func evWatchlistInitial(h *history.History, m *model.Model) check.Evidence {
 	t := facts.NewTally("streaming list", "BOOKMARK annotated "+history.AnnotationInitialEventsEnd, check.RecordKubeWatches)
 	for _, kw := range m.Watches {
 		w := kw.Stream
-		if !streamingList(w.Request) || kw.Mode == model.WatchUnjudged {
+		if !streamingList(w.Request) || kw.Mode == model.WatchUnjudged || facts.KubeWatchNeverSent(w) {
 			continue
 		}
 		if watchListUnsupported(kw) != "" {
@@ -332,7 +339,7 @@ func evWatchlistInitial(h *history.History, m *model.Model) check.Evidence {
 func evWatchlistValidation(h *history.History) check.Evidence {
 	t := facts.NewTally("invalid request", "reply", check.RecordKubeWatches)
 	for _, w := range h.KubeWatches {
-		if invalidWatch(w.Request) == "" {
+		if invalidWatch(w.Request) == "" || facts.KubeWatchNeverSent(w) {
 			continue
 		}
 		lone := len(w.Events) == 1 && w.Events[0].Type == history.KubeError
@@ -343,7 +350,7 @@ func evWatchlistValidation(h *history.History) check.Evidence {
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
 		r := o.Request
-		if r.Verb == history.KubeList && r.Continue != "" && (r.ResourceVersion != "" && r.ResourceVersion != "0" ||
+		if !o.NeverSent() && r.Verb == history.KubeList && r.Continue != "" && (r.ResourceVersion != "" && r.ResourceVersion != "0" ||
 			r.ResourceVersionMatch != "") {
 			t.Count(o.ID, o.Error == "", false, false)
 		}
@@ -396,11 +403,11 @@ func evFutureRV(h *history.History, m *model.Model) check.Evidence {
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
 		k, n := model.ReadKindOf(o.Request)
-		if !isRead(o) || k != model.ReadNotOlder && k != model.ReadExact {
+		if !isRead(o) || k != model.ReadNotOlder && k != model.ReadExact || o.NeverSent() {
 			continue
 		}
 		if below, _ := belowAfter(m, &x, o.Return); below < n {
-			t.Count(o.ID, !o.NeverSent(), false, false)
+			t.Count(o.ID, true, false, false)
 		}
 	}
 	// Watches count too; ids of calls and watches are not mixed in
@@ -408,7 +415,7 @@ func evFutureRV(h *history.History, m *model.Model) check.Evidence {
 	for _, kw := range m.Watches {
 		w := kw.Stream
 		n, ok := facts.ParseRV(w.Request.ResourceVersion)
-		if !ok {
+		if !ok || facts.KubeWatchNeverSent(w) {
 			continue
 		}
 		end := w.Call
@@ -461,7 +468,7 @@ func evContinueExpired(h *history.History) check.Evidence {
 			next = append(next, ch.expired)
 		}
 		for _, p := range next {
-			if p == ch.expired || ok && passed(rv, p.Call) {
+			if p == ch.expired || ok && passed(rv, p.Call) && !p.NeverSent() {
 				t.Count(p.ID, p == ch.expired, p.Response != nil, false)
 			}
 		}
@@ -472,7 +479,7 @@ func evContinueExpired(h *history.History) check.Evidence {
 func evOptimisticConcurrency(h *history.History, m *model.Model) check.Evidence {
 	t := facts.NewTally("conditional write", "response or refusal", check.RecordKubeOps)
 	for _, w := range m.Writes {
-		if w.Verb != history.KubeCreate && (model.PreconditionRV(w.Op) != 0 || model.PreconditionUID(w.Op) != "") {
+		if w.Verb != history.KubeCreate && !w.Op.NeverSent() && (model.PreconditionRV(w.Op) != 0 || model.PreconditionUID(w.Op) != "") {
 			t.Count(w.Op.ID, w.Outcome != model.WriteUnknown, false, false)
 		}
 	}
@@ -482,12 +489,15 @@ func evOptimisticConcurrency(h *history.History, m *model.Model) check.Evidence 
 func evLinearizable(h *history.History, m *model.Model) check.Evidence {
 	t := facts.NewTally("linearizable request", "response", check.RecordKubeOps)
 	for _, w := range m.Writes {
+		if w.Op.NeverSent() {
+			continue
+		}
 		refused := w.Op.Status != nil && (w.Op.Status.Code == 404 || w.Op.Status.Code == 409)
 		t.Count(w.Op.ID, w.Outcome == model.WriteAcked && w.Rv != 0 || refused, false, false)
 	}
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		if isRead(o) && readKind(o) == model.ReadConsistent {
+		if isRead(o) && readKind(o) == model.ReadConsistent && !o.NeverSent() {
 			t.Count(o.ID, o.Response != nil || o.Request.Verb == history.KubeGet && o.Status != nil && o.Status.Code == 404,
 				false, false)
 		}
@@ -567,7 +577,7 @@ func evRecovery(h *history.History, m *model.Model) check.Evidence {
 	}
 	for _, kw := range m.Watches {
 		w := kw.Stream
-		if kw.Mode == model.WatchUnjudged {
+		if kw.Mode == model.WatchUnjudged || facts.KubeWatchNeverSent(w) {
 			continue
 		}
 		if kw.ErrIdx >= 0 || w.End != nil && w.End.Status != nil {
