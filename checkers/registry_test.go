@@ -102,3 +102,13 @@ func TestEveryCheckHasASeverity(t *testing.T) {
 		}
 	}
 }
+
+// Every check of either family declares its evidence: a pass always says
+// what was asked and what was answered.
+func TestEveryCheckDeclaresEvidence(t *testing.T) {
+	for _, c := range append(Etcd(), Kube()...) {
+		if c.Evidence == nil {
+			t.Errorf("%s declares no evidence", c.Name)
+		}
+	}
+}

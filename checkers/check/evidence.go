@@ -101,7 +101,8 @@ func plural(word string, n int) string {
 //     was too short or unlucky to gather what the check judges).
 //
 // A refusal the target declared (the check's own skipped or limitation
-// verdict naming it) stands. Legacy evidence (an older history that did
+// verdict naming it, with requests counted as Refused and none answered)
+// stands. Legacy evidence (an older history that did
 // not record the requests) leaves the verdict as the check gave it.
 func Apply(c Check, r Result, e Evidence) Result {
 	r.Evidence = &e
@@ -134,6 +135,9 @@ func Apply(c Check, r Result, e Evidence) Result {
 			r.Figures = map[string]float64{}
 		}
 		r.Figures["violations"]++
+	case e.Answered == 0 && e.Refused > 0 && r.Verdict == Skipped:
+		// The target declined what the check needs, and the check's
+		// reason says so in the target's words: the refusal stands.
 	case e.Answered == 0:
 		if r.Verdict != Fail {
 			r.Verdict = Unknown

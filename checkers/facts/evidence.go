@@ -1,7 +1,9 @@
 package facts
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -214,4 +216,119 @@ func liveBefore(w *history.WatchStream, t time.Duration) bool {
 // openUntil reports whether w was still open at t.
 func openUntil(w *history.WatchStream, t time.Duration) bool {
 	return w.End == nil || w.End.Time >= t
+}
+
+// Tally counts requests one at a time into an Evidence, for checks whose
+// requests are records of several kinds or whose owing needs the check's
+// own knowledge (the Kubernetes checks).
+type Tally struct{ E check.Evidence }
+
+// NewTally starts a count of requests of one kind and answers of one
+// kind; ids of owed requests left unanswered name records of kind records.
+func NewTally(request, answer string, records check.RecordKind) *Tally {
+	return &Tally{E: check.Evidence{Request: request, Answer: answer, Records: records}}
+}
+
+// Count adds one request the run sent: whether the target answered it
+// with the answer kind, refused it as unsupported, and whether the API
+// owed it an answer (an owed request with none is noted by id).
+func (t *Tally) Count(id int64, answered, refused, owed bool) {
+	t.E.Asked++
+	switch {
+	case answered:
+		t.E.Answered++
+	case refused:
+		t.E.Refused++
+	}
+	if owed {
+		t.E.Owed++
+		if !answered {
+			t.E.NoteUnanswered(id)
+		}
+	}
+}
+
+// Evidence is the count; why says why the run did not ask, kept only
+// when it did not.
+func (t *Tally) Evidence(why string) check.Evidence {
+	e := t.E
+	if e.Asked == 0 {
+		e.Why = why
+		if e.Why == "" {
+			e.Why = "the run sent no " + e.Request
+		}
+	}
+	return e
+}
+
+// KubeOpEvidence counts the Kubernetes calls match selects that left the
+// client: asked, and answered when answeredBy says the target gave the
+// answer kind. Nothing
+// is owed: a call may go unanswered under a fault, and run/availability
+// judges outages.
+func KubeOpEvidence(h *history.History, request, answer string, match, answeredBy func(o *history.KubeOperation) bool,
+	why string) check.Evidence {
+	t := NewTally(request, answer, check.RecordKubeOps)
+	for i := range h.KubeOps {
+		if o := &h.KubeOps[i]; !o.NeverSent() && match(o) {
+			t.Count(o.ID, answeredBy(o), false, false)
+		}
+	}
+	return t.Evidence(why)
+}
+
+// KubeWatchEvidence counts the Kubernetes watches match selects that left
+// the client, as KubeOpEvidence counts calls.
+func KubeWatchEvidence(h *history.History, request, answer string, match, answeredBy func(w *history.KubeWatchStream) bool,
+	why string) check.Evidence {
+	t := NewTally(request, answer, check.RecordKubeWatches)
+	for _, w := range h.KubeWatches {
+		if !KubeWatchNeverSent(w) && match(w) {
+			t.Count(w.ID, answeredBy(w), false, false)
+		}
+	}
+	return t.Evidence(why)
+}
+
+// KubeWatchNeverSent reports whether a Kubernetes watch failed before its
+// request left the client (the connection was refused: no server saw it),
+// as KubeOperation.NeverSent does for a call. Such a request asked nothing
+// of the target; run/availability judges the outage.
+func KubeWatchNeverSent(w *history.KubeWatchStream) bool {
+	return len(w.Events) == 0 && w.End != nil && w.End.Status == nil && strings.Contains(w.End.Error, "dial tcp") &&
+		strings.Contains(w.End.Error, "connect: connection refused")
+}
+
+// KubeServed reports whether the server answered a Kubernetes watch with a
+// stream: an event of any type, or a clean end of the stream. A watch
+// refused with a Status, or that broke or was closed with nothing, was not
+// served (or the history cannot tell).
+func KubeServed(w *history.KubeWatchStream) bool {
+	return len(w.Events) > 0 || w.End != nil && w.End.Reason == history.EndServer && w.End.Status == nil
+}
+
+// QuietSpan is the longest part of [from, to] that no fault other than
+// sabotage overlaps, each fault widened by the settle time after it (the
+// spans FaultAround excuses): how long the server had to answer with
+// nothing to excuse its silence.
+func QuietSpan(faults []history.Fault, from, to time.Duration) time.Duration {
+	if to <= from {
+		return 0
+	}
+	type span struct{ a, b time.Duration }
+	var busy []span
+	for i := range faults {
+		f := &faults[i]
+		if strings.HasPrefix(f.Name, "sabotage:") || f.Start > to || f.End+settle < from {
+			continue
+		}
+		busy = append(busy, span{max(f.Start, from), min(f.End+settle, to)})
+	}
+	slices.SortFunc(busy, func(x, y span) int { return cmp.Compare(x.a, y.a) })
+	longest, at := time.Duration(0), from
+	for _, s := range busy {
+		longest = max(longest, s.a-at)
+		at = max(at, s.b)
+	}
+	return max(longest, to-at)
 }

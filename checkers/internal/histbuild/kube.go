@@ -186,13 +186,19 @@ func BaseWrites(b *KubeBuilder) {
 // FullWatch is a watch from 9 without a selector that saw everything.
 func FullWatch(b *KubeBuilder, id int64) {
 	b.Watch(id, 5, 1, history.KubeWatchRequest{ResourceVersion: "9", AllowBookmarks: true})
+	FullWatchEvents(b, id)
+	b.Bookmark(id, 95, 21, false)
+	b.End(id, 200, history.EndClient, nil)
+}
+
+// FullWatchEvents are the events of BaseWrites a watch from 9 without a
+// selector delivers.
+func FullWatchEvents(b *KubeBuilder, id int64) {
 	b.Ev(id, 11, history.KubeAdded, A10)
 	b.Ev(id, 31, history.KubeAdded, B12)
 	b.Ev(id, 51, history.KubeModified, A15)
 	b.Ev(id, 71, history.KubeDeleted, B18)
 	b.Ev(id, 91, history.KubeModified, A20)
-	b.Bookmark(id, 95, 21, false)
-	b.End(id, 200, history.EndClient, nil)
 }
 
 // SelWatch is a watch from 9 with selector g=a that saw everything.

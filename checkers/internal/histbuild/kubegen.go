@@ -259,7 +259,9 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 			}
 			o := obj
 			add(history.Record{KubeEvent: &history.KubeEvent{Watch: wid, Time: c.at + 50*time.Microsecond, Type: typ, Object: &o}})
-			if n++; n%1000 == 0 {
+			// A bookmark after the first change, as kube-apiserver's watch
+			// cache sends one soon after a watch starts, and now and then.
+			if n++; n == 1 || n%1000 == 0 {
 				add(history.Record{KubeEvent: &history.KubeEvent{Watch: wid, Time: c.at + 60*time.Microsecond,
 					Type: history.KubeBookmark, Object: &history.Object{ResourceVersion: o.ResourceVersion}}})
 			}
