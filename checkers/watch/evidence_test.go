@@ -109,12 +109,3 @@ func TestBookmarkableLegacyHistory(t *testing.T) {
 		t.Fatalf("verdict %s evidence %+v, want pass on legacy evidence", r.Verdict, r.Evidence)
 	}
 }
-
-// Every check declares its evidence.
-func TestEveryCheckDeclaresEvidence(t *testing.T) {
-	for _, c := range Checks() {
-		if c.Evidence == nil {
-			t.Errorf("%s declares no evidence", c.Name)
-		}
-	}
-}
