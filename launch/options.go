@@ -54,6 +54,11 @@ type Options struct {
 
 	StartTimeout, CheckTimeout, MaxUnavailable time.Duration
 	Conform, Compress, KeepData                bool
+	// FailFast stops the workload at the first violation the live judge
+	// finds; JudgeEvery is the period of its passes (0: none, no live
+	// judging; DefaultOptions sets suites.LiveEvery).
+	FailFast   bool
+	JudgeEvery time.Duration
 
 	// Given holds the options set on the command line by their flag names,
 	// with their values: what a default means can depend on it, and the
@@ -93,9 +98,10 @@ func DefaultOptions() Options {
 	return Options{Target: "etcd", Fixture: "process", Members: 3, EtcdVersion: binaries.DefaultEtcdVersion,
 		Workload: suites.DefaultWorkload(), FaultInterval: 10 * time.Second, Net: "proxy",
 		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
-		Kine:  defaultKine(),
-		Kube:  KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
-		Given: map[string]string{}}
+		JudgeEvery: suites.LiveEvery,
+		Kine:       defaultKine(),
+		Kube:       KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
+		Given:      map[string]string{}}
 }
 
 // defaultKine is kine's release vigil tests, over SQLite.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -138,7 +139,17 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 // common is what the suites' run of either target takes from the options.
 func (o *Options) common(links chaos.Links) suites.Common {
 	return suites.Common{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
-		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr}
+		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr,
+		LiveEvery: o.liveEvery(), FailFast: o.FailFast}
+}
+
+// liveEvery is the live judge's period as the suites take it: negative
+// for none.
+func (o *Options) liveEvery() time.Duration {
+	if o.JudgeEvery <= 0 {
+		return -1
+	}
+	return o.JudgeEvery
 }
 
 // errConformFailed: Conform found a probe failing (err nil) or could not
@@ -165,6 +176,7 @@ func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 		return ExitSetup, nil
 	}
 	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
+	r.StoppedEarly = out.StoppedEarly
 	addProbes(&r)
 	if err := writeReports(o.Out, out.History, r, out.Results); err != nil {
 		return ExitSetup, err
@@ -173,6 +185,9 @@ func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 	reports.Table(os.Stdout, r)
 	if o.Sabotage != "" {
 		reportSabotage(o.Sabotage, out.History, out.Results)
+	}
+	if out.StoppedEarly != "" {
+		fmt.Println(out.StoppedEarly)
 	}
 	fmt.Printf("results in %s (report.html to look at)\n", o.Out)
 	return reports.ExitCode(r.Verdict), nil

@@ -64,6 +64,9 @@ type Result struct {
 	// Findings), worst first.
 	Findings []Finding         `json:"findings"`
 	Files    map[string]string `json:"files,omitempty"`
+	// StoppedEarly says why --fail-fast stopped the workload at the first
+	// violation the live judge found ("" when it ran its course).
+	StoppedEarly string `json:"stopped_early,omitempty"`
 }
 
 // Summarize builds the result of a run from its history and check results.

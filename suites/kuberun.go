@@ -172,11 +172,11 @@ func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 	return s.wl.Run, func() { cc.Close() }, nil
 }
 
-func (s *kubeScenario) progress(clock *history.Clock) func() {
+func (s *kubeScenario) progress(clock *history.Clock, extra func() string) func() {
 	st := s.wl.Stats
 	return progressTicker(s.cfg.Progress, s.cfg.ProgressEvery, clock, st.Ops.Load, func(now time.Duration, ops int64, rate float64) string {
 		return fmt.Sprintf("[%5.1fs] calls %d (%.0f/s)  errors %d  conflicts %d  watch events %d  bookmarks %d  410s %d  relists %d  RV %d",
 			now.Seconds(), ops, rate, st.FailedOps.Load(), st.Conflicts.Load(), st.Events.Load(), st.Bookmarks.Load(),
 			st.Expired.Load(), st.Relists.Load(), st.HeadRV.Load())
-	})
+	}, extra)
 }

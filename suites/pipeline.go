@@ -41,6 +41,13 @@ type Common struct {
 	// Progress receives a live line every ProgressEvery; nil for none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// LiveEvery is the period of the live judge's passes over the
+	// history while the run goes on (liveJudge): 0 is LiveEvery, a
+	// negative one turns it off. FailFast stops the workload at the first
+	// violation it finds: the faults heal, the history is kept and judged
+	// in full, and the reports are written.
+	LiveEvery time.Duration
+	FailFast  bool
 }
 
 // Outcome is what a run produced.
@@ -51,6 +58,9 @@ type Outcome struct {
 	Elapsed time.Duration
 	// Interrupted: ctx ended before the workload finished; Results is empty.
 	Interrupted bool
+	// StoppedEarly says why --fail-fast stopped the workload ("" if it
+	// did not); the history up to there is judged in Results.
+	StoppedEarly string
 }
 
 // A scenario is one target's side of a run: its workload and what it
@@ -69,8 +79,9 @@ type scenario interface {
 	// It returns the workload's run and what to close after it.
 	workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,
 		during func(context.Context)) (func(context.Context) error, func(), error)
-	// progress starts the live line; the function it returns stops it.
-	progress(clock *history.Clock) func()
+	// progress starts the live line, with extra's words at its end; the
+	// function it returns stops it.
+	progress(clock *history.Clock, extra func() string) func()
 }
 
 // run is the one pipeline of a run of either target, against a started
@@ -123,7 +134,20 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 		return nil, err
 	}
 	defer closeWorkload()
-	return runAndCheck(ctx, runWorkload, sc.progress(clock), clock, w, rec, c.Checks)
+	judge := newLiveJudge(rec, c)
+	return runAndCheck(ctx, runWorkload, func() func() { return sc.progress(clock, judge.status) }, clock, w, rec, c.Checks, judge)
+}
+
+// newLiveJudge is the run's live judge, or nil when c turns it off.
+func newLiveJudge(rec *history.Recorder, c Common) *liveJudge {
+	if c.LiveEvery < 0 {
+		return nil
+	}
+	every := c.LiveEvery
+	if every == 0 {
+		every = LiveEvery
+	}
+	return &liveJudge{rec: rec, cfg: c.Checks, every: every, failFast: c.FailFast}
 }
 
 // sabotageFits checks that mode (if any) is a sabotage mode of target
@@ -163,14 +187,29 @@ func chaosEnv(fx fixtures.Fixture, rec *history.Recorder, links chaos.Links) *ch
 	return env
 }
 
-// runAndCheck runs the workload until it ends or ctx is canceled, stops
-// the progress line, closes the history and, unless the run was cut short,
-// judges it. A run cut short by ctx is Interrupted, with its partial history.
-func runAndCheck(ctx context.Context, run func(context.Context) error, stopProgress func(), clock *history.Clock,
-	w *history.Writer, rec *history.Recorder, checks check.Config) (*Outcome, error) {
+// runAndCheck runs the workload until it ends or ctx is canceled, with
+// the live judge (if any) beside it, stops the progress line, closes the
+// history and, unless the run was cut short, judges it. A run cut short
+// by ctx is Interrupted, with its partial history; one the live judge
+// stopped (fail-fast) is judged like a finished one.
+func runAndCheck(ctx context.Context, run func(context.Context) error, startProgress func() func(), clock *history.Clock,
+	w *history.Writer, rec *history.Recorder, checks check.Config, judge *liveJudge) (*Outcome, error) {
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	judgeCtx, stopJudge := context.WithCancel(ctx)
+	judged := make(chan struct{})
+	if judge != nil {
+		judge.stop = stopRun
+		go func() { defer close(judged); judge.run(judgeCtx) }()
+	} else {
+		close(judged)
+	}
+	stopProgress := startProgress()
 	start := clock.Now()
-	runErr := run(ctx)
+	runErr := run(runCtx)
 	elapsed := clock.Now() - start
+	stopJudge()
+	<-judged
 	stopProgress()
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("writing the history: %w", err)
@@ -178,8 +217,8 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, stopProgr
 	if err := rec.Err(); err != nil {
 		return nil, fmt.Errorf("recording the history: %w", err)
 	}
-	out := &Outcome{History: rec.History(), Elapsed: elapsed}
-	if runErr != nil {
+	out := &Outcome{History: rec.History(), Elapsed: elapsed, StoppedEarly: judge.failFastReason()}
+	if runErr != nil && out.StoppedEarly == "" {
 		if ctx.Err() != nil {
 			out.Interrupted = true
 			return out, nil
@@ -207,7 +246,7 @@ func Check(h *history.History, cfg check.Config) []check.Result {
 // returned stop is called; rate is ops per second since the last line.
 // A nil w prints nothing.
 func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops func() int64,
-	line func(now time.Duration, ops int64, rate float64) string) (stop func()) {
+	line func(now time.Duration, ops int64, rate float64) string, extra func() string) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -229,7 +268,7 @@ func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops 
 			}
 			now, n := clock.Now(), ops()
 			rate := float64(n-lastOps) / (now - last).Seconds()
-			fmt.Fprintln(w, line(now, n, rate))
+			fmt.Fprintln(w, line(now, n, rate)+extra())
 			lastOps, last = n, now
 		}
 	}()

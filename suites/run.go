@@ -107,12 +107,12 @@ func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 	return s.wl.Run, func() { closeAll(); cc.Close() }, nil
 }
 
-func (s *etcdScenario) progress(clock *history.Clock) func() {
+func (s *etcdScenario) progress(clock *history.Clock, extra func() string) func() {
 	st := s.wl.Stats
 	return progressTicker(s.cfg.Progress, s.cfg.ProgressEvery, clock, st.Ops.Load, func(now time.Duration, ops int64, rate float64) string {
 		return fmt.Sprintf("[%5.1fs] ops %d (%.0f/s)  errors %d  watch events %d  slowest watcher lag %d rev",
 			now.Seconds(), ops, rate, st.FailedOps.Load(), st.WatchEvents.Load(), st.SlowestWatchLag())
-	})
+	}, extra)
 }
 
 // sabotageWrapper applies sab first, then outer if set.

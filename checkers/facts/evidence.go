@@ -148,7 +148,7 @@ func ProgressEvidence(h *history.History, match func(w *history.WatchStream) boo
 		}
 		return e
 	}
-	bounds := NewRevBounds(h)
+	bounds, end := NewRevBounds(h), h.End()
 	for _, c := range h.CallsOf(history.CallProgress) {
 		var watches []*history.WatchStream
 		for _, id := range c.Watches {
@@ -174,7 +174,9 @@ func ProgressEvidence(h *history.History, match func(w *history.WatchStream) boo
 			reached := w.Request.StartRevision <= bounds.AtLeast(c.Call).Rev+1
 			owed = owed || (liveBefore(w, c.Call) && openUntil(w, c.Call+progressWindow) && reached)
 		}
-		owed = owed && !FaultAround(h.Faults, c.Call, c.Call+progressWindow)
+		// The window must lie inside what the history knows: a history
+		// cut while the run goes on may not hold the answer yet.
+		owed = owed && c.Call+progressWindow <= end && !FaultAround(h.Faults, c.Call, c.Call+progressWindow)
 		if answered {
 			e.Answered++
 		}

@@ -55,6 +55,8 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.DurationVar(&o.Settings.WatchProgressNotifyInterval, "watch-progress-notify-interval", 0, "etcd members' period of progress notifications (0: etcd's default, 10m)")
 	fs.BoolVar(&o.Compress, "compress", false, "write the history gzipped, as history.jsonl.gz (vigil check reads both)")
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the members' data dirs after a passing run (a failed or interrupted run keeps them always)")
+	fs.BoolVar(&o.FailFast, "fail-fast", false, "stop the workload at the first violation the live judge finds (faults heal, the history is kept and judged, the reports written)")
+	fs.DurationVar(&o.JudgeEvery, "judge-every", o.JudgeEvery, "period of the live judge, which checks the history's safety guarantees while the run goes on (0: judge only at the end)")
 	fs.BoolVar(&o.Conform, "conform", false, "run the conformance probes (vigil conform) against the cluster first, and stop if any fails")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", o.StartTimeout, "how long the cluster gets to become healthy")
 	fs.DurationVar(&o.CheckTimeout, "check-timeout", o.CheckTimeout, "budget of the linearizability search; past it the verdict is unknown")
