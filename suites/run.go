@@ -65,11 +65,16 @@ func (s *etcdScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	if err != nil {
 		return history.Meta{}, nil, err
 	}
-	refused := probeCapabilities(ctx, probe, w.Prefix)
+	timeout := w.RequestTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	p := probeForms(ctx, probe, w.Prefix, w.leaseTTL(), timeout)
 	probe.Close()
-	if err := w.adapt(refused); err != nil {
+	if err := w.adapt(p); err != nil {
 		return history.Meta{}, nil, err
 	}
+	refused := p.refused
 	if len(refused) > 0 && s.cfg.Logf != nil {
 		s.cfg.Logf("the target refuses %s; the workload avoids them", refusedText(refused))
 	}

@@ -25,6 +25,9 @@ type client struct {
 func (c *client) Member() string                            { return c.inner.Member() }
 func (c *client) Close() error                              { return c.inner.Close() }
 func (c *client) RequestProgress(ctx context.Context) error { return c.inner.RequestProgress(ctx) }
+func (c *client) Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (targets.LeaseAnswer, error) {
+	return c.inner.Lease(ctx, kind, id, ttl)
+}
 
 // Do runs one request, sabotaged if the mode and the moment say so.
 func (c *client) Do(ctx context.Context, req history.Request) (*history.Response, error) {
