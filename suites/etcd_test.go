@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
 )
 
 // The scenario passes on healthy etcd across the versions and cluster sizes
@@ -61,6 +62,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			_, end := h.Mark(history.MarkEnd)
 			g.Expect(final && end).To(BeTrue(), "final-write and end marks")
 			t.Logf("%d operations, %d watches, %d events", len(h.Operations), len(h.Watches), events)
+			expectEveryForm(g, h)
 
 			// What was written to disk is what was checked.
 			saved, err := history.Load(dir + "/" + history.FileName)
@@ -68,5 +70,27 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			g.Expect(saved.Operations).To(HaveLen(len(h.Operations)))
 			g.Expect(saved.Watches).To(HaveLen(len(h.Watches)))
 		})
+	}
+}
+
+// expectEveryForm checks that a run on a target that refuses nothing sent,
+// and had answered, every form the workload has: each KV form of the
+// default mix, the final write, compaction, the lease calls, progress
+// requests and every watch option.
+func expectEveryForm(g Gomega, h *history.History) {
+	g.Expect(h.Meta.Refuses).To(BeEmpty())
+	forms := map[string]reports.FormCount{}
+	for _, f := range reports.CountForms(h) {
+		forms[f.Form] = f
+	}
+	want := []string{formFinal, "compact", "lease-grant", "lease-keepalive", "lease-revoke", "progress",
+		history.FormWatchPrevKV, history.FormWatchProgressNotify, history.FormWatchNoPut, history.FormWatchNoDelete,
+		history.FormWatchStartRev}
+	for _, f := range defaultMix {
+		want = append(want, f.name)
+	}
+	for _, f := range want {
+		g.Expect(forms[f].Answered).To(BeNumerically(">", 0), "form %s: %+v", f, forms[f])
+		g.Expect(forms[f].Refused).To(BeZero(), f)
 	}
 }
