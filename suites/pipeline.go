@@ -1,3 +1,7 @@
+// Package suites holds the scenarios that wire a fixture, a target, a
+// workload (package workload) and the checkers into one run, the one run
+// pipeline both targets share, the conformance probes and the known-bug
+// matrix.
 package suites
 
 import (

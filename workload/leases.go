@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -54,13 +54,13 @@ func (p *leasePool) pick(rng *rand.Rand) int64 {
 // leaseTTL is the TTL in seconds of every lease the workload grants:
 // longer than the run, its final phase and its convergence can last, with
 // a minute to spare, so that no lease can expire while the run watches.
-func (c WorkloadConfig) leaseTTL() int64 {
+func (c Config) leaseTTL() int64 {
 	d := c.Duration + 2*c.FinalTimeout + time.Minute
 	return int64((d + time.Second - 1) / time.Second)
 }
 
 // refuses reports whether the target refused form before the run.
-func (c WorkloadConfig) refuses(form string) bool {
+func (c Config) refuses(form string) bool {
 	_, no := c.Refused[form]
 	return no
 }

@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -171,7 +171,7 @@ func TestProbeForms(t *testing.T) {
 	g.Expect(r.watch).To(HaveLen(len(watchOptions)))
 	g.Expect(r.leases).To(Equal([]history.CallKind{"lease-grant", "lease-keepalive", "lease-grant", "lease-revoke"}))
 
-	cfg := DefaultWorkload()
+	cfg := DefaultConfig()
 	cfg.Prefix = "/v/"
 	g.Expect(cfg.adapt(p)).To(Succeed())
 	g.Expect(cfg.MinRevision).To(Equal(r.rev + 1))
@@ -185,7 +185,7 @@ func TestProbeForms(t *testing.T) {
 	r = &refuser{refuse: map[string]bool{"delete": true, formKubeDelete: true}, rev: 10, kvs: map[string]history.KV{}}
 	p = probeForms(context.Background(), r, "/v/", 100, 1e9)
 	g.Expect(p.dirty).To(BeTrue())
-	cfg = DefaultWorkload()
+	cfg = DefaultConfig()
 	cfg.Prefix = "/v/"
 	g.Expect(cfg.adapt(p)).To(Succeed())
 	g.Expect(cfg.Prefix).To(Equal("/v/run/"))

@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"fmt"
@@ -210,4 +210,21 @@ func pick(mix []weighted, rng *rand.Rand) *kvForm {
 		p -= m.share
 	}
 	panic(fmt.Sprintf("pick: %d beyond a mix of %d", p, total))
+}
+
+// Forms lists every form the workload may send and the probe asks for:
+// the default mix's KV forms, the final write, HashKV, compaction (asked
+// by the run's first one), the lease calls, progress requests and each
+// watch option.
+func Forms() []string {
+	var out []string
+	for _, f := range defaultMix {
+		out = append(out, f.name)
+	}
+	out = append(out, formFinal, history.CapHashKV, string(history.OpCompact), string(history.CallLeaseGrant),
+		string(history.CallLeaseKeepAlive), string(history.CallLeaseRevoke), string(history.CallProgress))
+	for _, o := range watchOptions {
+		out = append(out, o.form)
+	}
+	return out
 }

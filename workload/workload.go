@@ -1,6 +1,10 @@
-// Package suites holds vigil's workloads and the scenarios that wire a
-// fixture, a target, a workload and the checkers into one run.
-package suites
+// Package workload is what vigil sends: the etcd workload (KV clients
+// sending every request form the target serves, watchers, compactions,
+// leases, the final write), the probe that asks the target for each form
+// before the run, the workload shapes, and the Kubernetes workload
+// (writers, racers, readers, informers, streamers, the etcd oracle). The
+// one place that decides what is sent; package suites runs it.
+package workload
 
 import (
 	"context"
@@ -16,9 +20,9 @@ import (
 	"github.com/vigil-suite/vigil/targets"
 )
 
-// WorkloadConfig sizes the KV + watch workload. The defaults suit a 2-core
+// Config sizes the KV + watch workload. The defaults suit a 2-core
 // machine running a 3-member cluster beside vigil: several hundred ops/s.
-type WorkloadConfig struct {
+type Config struct {
 	Clients int // KV clients, one request at a time each
 	// Rate is the total KV requests per second across clients; 0 means
 	// unthrottled: each client sends its next request as soon as the last
@@ -45,7 +49,7 @@ type WorkloadConfig struct {
 	// Prefix is prepended to every key; unique per run so runs never mix.
 	Prefix string
 	// Refused lists the forms (history.FormOf, probe.go) the target
-	// refused when asked before the run, with its words; RunEtcd fills it
+	// refused when asked before the run, with its words; Probe fills it
 	// in and the workload avoids them.
 	Refused map[string]string
 	// mix is the default shape's mix of forms for this target (mixFor);
@@ -53,9 +57,9 @@ type WorkloadConfig struct {
 	mix []weighted
 }
 
-// DefaultWorkload is what `vigil run` uses unless told otherwise.
-func DefaultWorkload() WorkloadConfig {
-	return WorkloadConfig{
+// DefaultConfig is what `vigil run` uses unless told otherwise.
+func DefaultConfig() Config {
+	return Config{
 		Clients: 8, Rate: 600, Duration: 30 * time.Second, Keys: 16, Watchers: 12,
 		CompactEvery: 8 * time.Second, RequestTimeout: 5 * time.Second, FinalTimeout: 10 * time.Second,
 	}
@@ -64,7 +68,7 @@ func DefaultWorkload() WorkloadConfig {
 // Validate reports the first unusable setting a user chose, in the words
 // of the CLI; the prefix (namespace), which the run picks, is checked when
 // the workload runs.
-func (c WorkloadConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.Clients < 1:
 		return errors.New("--clients must be at least 1")
@@ -135,7 +139,7 @@ type Wrapper func(c targets.Client, id int) targets.Client
 // Workload runs KV clients, watchers and compactions against one target and
 // records everything through targets.Recording.
 type Workload struct {
-	cfg     WorkloadConfig
+	cfg     Config
 	dial    Dialer
 	members int
 	rec     *history.Recorder
@@ -151,8 +155,8 @@ type Workload struct {
 	leases leasePool    // leases puts may attach to
 }
 
-// NewWorkload prepares a workload; Run starts it. wrap may be nil.
-func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
+// New prepares a workload; Run starts it. wrap may be nil.
+func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
 	if cfg.Shape == ShapeDeleteHeavy && (cfg.CompactEvery <= 0 || cfg.CompactEvery > deleteHeavyCompactEvery) {
 		cfg.CompactEvery = deleteHeavyCompactEvery
 	}

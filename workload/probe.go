@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -215,7 +215,7 @@ func (p *probed) addCapabilities() {
 }
 
 // refusedText lists refused forms for a log line, in a stable order.
-func refusedText(refused map[string]string) string {
+func RefusedText(refused map[string]string) string {
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(refused)) {
 		parts = append(parts, fmt.Sprintf("%s (%s)", n, refused[n]))
@@ -223,12 +223,25 @@ func refusedText(refused map[string]string) string {
 	return strings.Join(parts, "; ")
 }
 
+// Probe asks the target, through c (not recorded: the history has not
+// started), for every form the workload can send (probeForms), and makes
+// the workload ask only for what it serves (adapt). c.Prefix must be set;
+// c.Refused then holds the refused forms with the target's words, for
+// the history's meta.
+func (c *Config) Probe(ctx context.Context, cl targets.Client) error {
+	timeout := c.RequestTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	return c.adapt(probeForms(ctx, cl, c.Prefix, c.leaseTTL(), timeout))
+}
+
 // adapt makes the workload ask only for what the target serves: the
 // default mix without the refused forms (a refused write's share going
 // to the storage layer's txn form that replaces it), watches without the
 // refused options. It fails for a shape that cannot do without a refused
 // form. The run stays above the revisions the probe made.
-func (c *WorkloadConfig) adapt(p probed) error {
+func (c *Config) adapt(p probed) error {
 	c.Refused = p.refused
 	c.MinRevision = max(c.MinRevision, p.head+1)
 	if p.dirty {
@@ -238,7 +251,7 @@ func (c *WorkloadConfig) adapt(p probed) error {
 	case "", ShapeDefault, ShapeFutureWatch:
 		c.mix = mixFor(p.refused)
 		if len(c.mix) == 0 {
-			return fmt.Errorf("the target refuses every form of the default workload: %s", refusedText(p.refused))
+			return fmt.Errorf("the target refuses every form of the default workload: %s", RefusedText(p.refused))
 		}
 	case ShapeChurn, ShapeDeleteHeavy:
 		if w, no := p.refused[history.CapDelete]; no {
