@@ -148,13 +148,17 @@ func WritePage(dir string, h *history.History, r Result) error {
 			files = append(files, f)
 		}
 	}
+	forms := r.Stats.Forms
+	if forms == nil && r.Stats.Kube == nil {
+		forms = CountForms(h) // a result.json written before forms were counted
+	}
 	var out bytes.Buffer
 	err := pageTmpl.Execute(&out, map[string]any{
 		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
 		"Target": target, "Seed": r.Seed, "Duration": fmt.Sprintf("%.0f s", r.DurationS), "Vigil": r.Vigil, "Started": started,
 		"Stats": stats, "Repro": reproCommand(dir, r), "Flags": flags, "Checks": checks, "Findings": findings,
 		"FindingsText": text.String(), "Plots": plots, "Files": files,
-		"Forms": r.Stats.Forms, "FormsSummary": formsSummary(r.Stats.Forms),
+		"Forms": forms, "FormsSummary": formsSummary(forms),
 	})
 	if err != nil {
 		return err
