@@ -39,6 +39,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 
 			wl := workload.DefaultConfig()
 			wl.Duration = 8 * time.Second
+			wl.CompactEvery = 3 * time.Second // the default 8 s might not fire within the run
 			out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 5, Vigil: "test", Checks: check.DefaultConfig()}, Workload: wl})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Interrupted).To(BeFalse())
