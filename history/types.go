@@ -289,7 +289,9 @@ type Meta struct {
 	// (LimitationNoVersions, ...), with where it says so; checks report
 	// what they alone explain as a documented limitation.
 	Limitations map[string]string `json:"limitations,omitempty"`
-	// Refuses names what the target refused when asked before the run
-	// (capabilities such as "delete", "txn", "hashkv"), with its words.
+	// Refuses names what the target refused when asked before the run,
+	// with its words: request forms (FormOf, WatchForms, call kinds) and
+	// the capabilities histories named before forms were probed (CapDelete,
+	// CapTxn, CapHashKV, CapSerializable), which checks read.
 	Refuses map[string]string `json:"refuses,omitempty"`
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/kine"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Options are the options of one run, as `vigil run` takes them. Zero
@@ -43,7 +44,7 @@ type Options struct {
 	Kine        KineOptions
 	Kube        KubeOptions
 
-	Workload      suites.WorkloadConfig
+	Workload      workload.Config
 	Seed          int64
 	Out           string
 	Faults        string // comma-separated fault names
@@ -83,7 +84,7 @@ type KubeOptions struct {
 	Server                                      KubeServer // a server the user runs
 
 	resource kube.Resource
-	workload suites.KubeWorkloadConfig
+	workload workload.KubeConfig
 	servers  []kube.Config // external: the one server, from the options or the kubeconfig
 }
 
@@ -96,7 +97,7 @@ type KineOptions struct {
 func DefaultOptions() Options {
 	c := check.DefaultConfig()
 	return Options{Target: "etcd", Fixture: "process", Members: 3, EtcdVersion: binaries.DefaultEtcdVersion,
-		Workload: suites.DefaultWorkload(), FaultInterval: 10 * time.Second, Net: "proxy",
+		Workload: workload.DefaultConfig(), FaultInterval: 10 * time.Second, Net: "proxy",
 		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
 		JudgeEvery: suites.LiveEvery,
 		Kine:       defaultKine(),

@@ -12,9 +12,9 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/fixtures/kine"
-	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/targets/sabotage"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Resolve checks the options against each other and fills in what they
@@ -283,7 +283,7 @@ func (o *Options) checkKube() error {
 // resolveKube sizes the Kubernetes workload: the workload options, where
 // given, override its own defaults (lighter than the etcd workload's).
 func (o *Options) resolveKube() error {
-	w := suites.DefaultKubeWorkload()
+	w := workload.DefaultKubeConfig()
 	w.Duration = o.Workload.Duration
 	if o.given("clients") {
 		w.Writers = o.Workload.Clients

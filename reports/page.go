@@ -42,6 +42,11 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 <p>Reproduce it: <code>{{.Repro}}</code></p>
 {{if .Flags}}<details><summary>flags of the run</summary><table>{{range .Flags}}<tr><td><code>--{{.Name}}</code></td><td><code>{{.Value}}</code></td></tr>{{end}}</table></details>{{end}}
 
+{{if .Forms}}<details><summary>request forms: {{.FormsSummary}}</summary>
+<table><tr><th>form</th><th>sent</th><th>answered</th><th>refused</th><th>refused before the run, in the target's words</th></tr>
+{{range .Forms}}<tr><td><code>{{.Form}}</code></td><td>{{.Sent}}</td><td>{{.Answered}}</td><td>{{.Refused}}</td><td class="fig">{{.RefusedBefore}}</td></tr>
+{{end}}</table></details>{{end}}
+
 <h2>Checks</h2>
 <table><tr><th>check</th><th>verdict</th><th>evidence: asked, answered</th><th>detail</th></tr>
 {{range .Checks}}<tr><td><code>{{.Name}}</code></td><td><span class="v {{.Class}}">{{.Word}}</span></td><td class="fig">{{.Evidence}}</td><td class="fig">{{.Detail}}</td></tr>
@@ -158,17 +163,39 @@ func WritePage(dir string, h *history.History, r Result) error {
 			files = append(files, f)
 		}
 	}
+	forms := r.Stats.Forms
+	if forms == nil && r.Stats.Kube == nil {
+		forms = CountForms(h) // a result.json written before forms were counted
+	}
 	var out bytes.Buffer
 	err := pageTmpl.Execute(&out, map[string]any{
 		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
 		"Target": target, "Seed": r.Seed, "Duration": fmt.Sprintf("%.0f s", r.DurationS), "Vigil": r.Vigil, "Started": started,
 		"Stats": stats, "Repro": reproCommand(dir, r), "Flags": flags, "Checks": checks, "Findings": findings,
 		"FindingsText": text.String(), "Plots": plots, "Files": files,
+		"Forms": forms, "FormsSummary": formsSummary(forms),
 	})
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, PageFile), out.Bytes(), 0o644)
+}
+
+// formsSummary says in a few words how many forms were sent and refused.
+func formsSummary(forms []FormCount) string {
+	sent, before, during := 0, 0, 0
+	for _, f := range forms {
+		if f.Sent > 0 {
+			sent++
+		}
+		if f.RefusedBefore != "" {
+			before++
+		}
+		if f.Refused > 0 {
+			during++
+		}
+	}
+	return fmt.Sprintf("%d sent, %d refused before the run, %d refused during it", sent, before, during)
 }
 
 // reproCommand is the vigil run command line that replays the run: its

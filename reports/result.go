@@ -32,6 +32,9 @@ type Stats struct {
 	Faults           []FaultCount `json:"faults"`
 	// Availability is how the system answered over the run.
 	Availability *Availability `json:"availability,omitempty"`
+	// Forms counts an etcd run's requests by form (CountForms): sent,
+	// answered, refused during the run or before it.
+	Forms []FormCount `json:"forms,omitempty"`
 	// Kube is set for runs of a Kubernetes target: its calls, watches,
 	// 410s and relists (the etcd figures above are then vigil's own
 	// compactions and the oracle watch).
@@ -105,6 +108,8 @@ func Summarize(h *history.History, results []check.Result, durationS float64) Re
 	if len(h.KubeOps) > 0 || len(h.KubeWatches) > 0 {
 		k := CountKube(h)
 		r.Stats.Kube = &k
+	} else {
+		r.Stats.Forms = CountForms(h)
 	}
 	return r
 }

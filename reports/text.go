@@ -55,6 +55,7 @@ func Table(w io.Writer, r Result) {
 			fmt.Fprintf(w, ", %s", f)
 		}
 		fmt.Fprintln(w)
+		writeForms(w, s.Forms)
 	}
 	writeAvailability(w, s.Availability)
 	writeFindings(w, r)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // The scenario passes on healthy etcd across the versions and cluster sizes
@@ -35,8 +37,9 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			defer cancel()
 			fx, dir := startCluster(ctx, t, g, c.version, c.members)
 
-			wl := DefaultWorkload()
+			wl := workload.DefaultConfig()
 			wl.Duration = 8 * time.Second
+			wl.CompactEvery = 3 * time.Second // the default 8 s might not fire within the run
 			out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 5, Vigil: "test", Checks: check.DefaultConfig()}, Workload: wl})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out.Interrupted).To(BeFalse())
@@ -61,6 +64,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			_, end := h.Mark(history.MarkEnd)
 			g.Expect(final && end).To(BeTrue(), "final-write and end marks")
 			t.Logf("%d operations, %d watches, %d events", len(h.Operations), len(h.Watches), events)
+			expectEveryForm(g, h)
 
 			// What was written to disk is what was checked.
 			saved, err := history.Load(dir + "/" + history.FileName)
@@ -68,5 +72,24 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			g.Expect(saved.Operations).To(HaveLen(len(h.Operations)))
 			g.Expect(saved.Watches).To(HaveLen(len(h.Watches)))
 		})
+	}
+}
+
+// expectEveryForm checks that a run on a target that refuses nothing sent,
+// and had answered, every form the workload has: each KV form of the
+// default mix, the final write, compaction, the lease calls, progress
+// requests and every watch option.
+func expectEveryForm(g Gomega, h *history.History) {
+	g.Expect(h.Meta.Refuses).To(BeEmpty())
+	forms := map[string]reports.FormCount{}
+	for _, f := range reports.CountForms(h) {
+		forms[f.Form] = f
+	}
+	for _, f := range workload.Forms() {
+		if f == history.FormWatch {
+			continue // every watcher asks for some option
+		}
+		g.Expect(forms[f].Answered).To(BeNumerically(">", 0), "form %s: %+v", f, forms[f])
+		g.Expect(forms[f].Refused).To(BeZero(), f)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/sabotage"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Every Kubernetes sabotage mode, injected into a short run against a real
@@ -35,7 +36,7 @@ func TestKubeSabotageIsCaught(t *testing.T) {
 	defer cancel()
 	fx := startKube(t, ctx, 1, 1, true)
 
-	wl := DefaultKubeWorkload()
+	wl := workload.DefaultKubeConfig()
 	wl.Duration = 12 * time.Second
 	run := func(t *testing.T, seed int64, mode string) *Outcome {
 		g := NewWithT(t)

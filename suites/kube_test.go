@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // startKube brings up etcd and kube-apiserver replicas for a test. It skips
@@ -79,7 +80,7 @@ func TestKubeRun(t *testing.T) {
 			defer cancel()
 			fx := startKube(t, ctx, c.replicas, c.members, c.watchCache)
 			dir := t.TempDir()
-			wl := DefaultKubeWorkload()
+			wl := workload.DefaultKubeConfig()
 			wl.Duration = c.duration
 			var schedule chaos.Schedule
 			if c.faults != nil {

@@ -14,12 +14,13 @@ import (
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/targets/sabotage"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // KubeConfig is one run of the Kubernetes list/watch/update scenario.
 type KubeConfig struct {
 	Common
-	Workload KubeWorkloadConfig
+	Workload workload.KubeConfig
 	// Servers are the API server replicas (URL, credentials, CA); the
 	// namespace is filled in by RunKube.
 	Servers []kube.Config
@@ -36,10 +37,10 @@ type KubeConfig struct {
 	// vigil does not own; a fixture of vigil's own is thrown away whole).
 	DeleteNamespace bool
 	// Wrap, if set, wraps every Kubernetes client before it is recorded.
-	Wrap KubeWrapper
+	Wrap workload.KubeWrapper
 	// Dial, if set, opens the clients; by default client i talks to
 	// Servers[i modulo their number].
-	Dial KubeDialer
+	Dial workload.KubeDialer
 }
 
 // KubeNamespace is the namespace a run works in: fresh per run, so runs
@@ -63,7 +64,7 @@ type kubeScenario struct {
 	cfg      KubeConfig
 	fx       fixtures.Fixture
 	etcdKeys string // the API servers' etcd keys of the run's objects
-	wl       *KubeWorkload
+	wl       *workload.KubeWorkload
 }
 
 func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (history.Meta, func(), error) {
@@ -132,7 +133,7 @@ func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,
 	during func(context.Context)) (func(context.Context) error, func(), error) {
 	cfg := s.cfg
-	s.wl = NewKubeWorkload(cfg.Workload, cfg.Dial, len(cfg.Servers), rec, cfg.Seed)
+	s.wl = workload.NewKube(cfg.Workload, cfg.Dial, len(cfg.Servers), rec, cfg.Seed)
 	s.wl.EtcdPrefix, s.wl.Wrap = s.etcdKeys, cfg.Wrap
 	if sab != nil {
 		outer := cfg.Wrap
@@ -152,7 +153,7 @@ func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 			if err != nil {
 				return nil, err
 			}
-			return oracleValues{c}, nil
+			return workload.OracleValues{Client: c}, nil
 		}
 	}
 	if env == nil {
@@ -164,7 +165,7 @@ func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 		return s.wl.Run, func() {}, nil
 	}
 	// chaos's own etcd client, for the compactions a fault sends.
-	cc, err := s.wl.etcdClient()
+	cc, err := s.wl.EtcdClient()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/watch"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // --fail-fast against a real etcd: the live judge finds the sabotage's
@@ -31,7 +32,7 @@ func TestFailFastStopsAtTheFirstViolation(t *testing.T) {
 	fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: dir, Version: "v3.6.16"})
 	defer fx.Stop()
 	g.Expect(fx.Start(ctx)).To(Succeed())
-	wl := DefaultWorkload()
+	wl := workload.DefaultConfig()
 	wl.Duration = 60 * time.Second
 	out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 3, Vigil: "test", Checks: check.DefaultConfig(),
 		Sabotage: "drop-event", LiveEvery: time.Second, FailFast: true}, Workload: wl})
@@ -45,7 +46,7 @@ func TestFailFastStopsAtTheFirstViolation(t *testing.T) {
 	g.Expect(injected).To(BeNumerically(">", 0), "the sabotage injected")
 	end := out.History.End()
 	t.Logf("injected at %v, the history ends at %v: %s", injected, end, out.StoppedEarly)
-	g.Expect(end - injected).To(BeNumerically("<", 15*time.Second), "stopped within seconds of the sabotage")
+	g.Expect(end-injected).To(BeNumerically("<", 15*time.Second), "stopped within seconds of the sabotage")
 	for _, r := range out.Results {
 		if r.Name == watch.NameReliable {
 			g.Expect(r.Verdict).To(Equal(check.Fail))

@@ -1,3 +1,7 @@
+// Package suites holds the scenarios that wire a fixture, a target, a
+// workload (package workload) and the checkers into one run, the one run
+// pipeline both targets share, the conformance probes and the known-bug
+// matrix.
 package suites
 
 import (
@@ -69,7 +73,7 @@ type Outcome struct {
 type scenario interface {
 	// prepare checks the workload's settings and readies the target
 	// before the history starts. It returns the metadata only the target
-	// knows (prefix, capabilities; Flags are added to Common's) and what
+	// knows (prefix, the forms it refuses; Flags are added to Common's) and what
 	// to undo after the run.
 	prepare(ctx context.Context, clock *history.Clock) (history.Meta, func(), error)
 	// workload builds the workload over rec, its clients wrapped by sab

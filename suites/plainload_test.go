@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/history"
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
 )
 
@@ -68,7 +69,7 @@ func (p plainLoad) run(ctx context.Context, d time.Duration, seed int64) (int64,
 		kv.Add(1)
 		go func() {
 			defer kv.Done()
-			p.client(runCtx, c.Raw(), i, seeded(seed, fmt.Sprintf("plain-%d", i)), &ops)
+			p.client(runCtx, c.Raw(), i, rand.New(rand.NewPCG(uint64(seed), uint64(i))), &ops)
 		}()
 	}
 	kv.Wait()
@@ -118,7 +119,7 @@ func (p plainLoad) mixed(ctx context.Context, c *clientv3.Client, rng *rand.Rand
 	case r < 58:
 		op = clientv3.OpGet(key, clientv3.WithSerializable())
 	case r < 67:
-		op = clientv3.OpGet(p.prefix, clientv3.WithRange(prefixEnd(p.prefix)), clientv3.WithLimit(int64(rng.IntN(6))))
+		op = clientv3.OpGet(p.prefix, clientv3.WithRange(history.PrefixEnd(p.prefix)), clientv3.WithLimit(int64(rng.IntN(6))))
 	case r < 70:
 		op = clientv3.OpGet(key, clientv3.WithRev(max(1, head-int64(1+rng.IntN(400)))))
 	case r < 71:

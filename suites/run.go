@@ -13,19 +13,20 @@ import (
 	"github.com/vigil-suite/vigil/targets"
 	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
 	"github.com/vigil-suite/vigil/targets/sabotage"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // EtcdConfig is one run of the etcd KV + watch scenario.
 type EtcdConfig struct {
 	Common
-	Workload WorkloadConfig
+	Workload workload.Config
 	// Security is how the clients reach the endpoints: TLS, credentials.
 	Security fixtures.Security
 	// Wrap, if set, wraps every client before it is recorded (sabotage).
-	Wrap Wrapper
+	Wrap workload.Wrapper
 	// Dial, if set, opens the clients; by default they dial the fixture's
 	// endpoints (client i the member i modulo their number) with Security.
-	Dial Dialer
+	Dial workload.Dialer
 }
 
 // RunEtcd drives the workload against a started fixture, records the
@@ -41,7 +42,7 @@ type etcdScenario struct {
 	cfg     EtcdConfig
 	fx      fixtures.Fixture
 	members int
-	wl      *Workload
+	wl      *workload.Workload
 }
 
 func (s *etcdScenario) prepare(ctx context.Context, clock *history.Clock) (history.Meta, func(), error) {
@@ -65,13 +66,14 @@ func (s *etcdScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	if err != nil {
 		return history.Meta{}, nil, err
 	}
-	refused := probeCapabilities(ctx, probe, w.Prefix)
+	err = w.Probe(ctx, probe)
 	probe.Close()
-	if err := w.adapt(refused); err != nil {
+	if err != nil {
 		return history.Meta{}, nil, err
 	}
+	refused := w.Refused
 	if len(refused) > 0 && s.cfg.Logf != nil {
-		s.cfg.Logf("the target refuses %s; the workload avoids them", refusedText(refused))
+		s.cfg.Logf("the target refuses %s; the workload avoids them", workload.RefusedText(refused))
 	}
 	supports := []string{}
 	for _, f := range etcdtarget.Supports() {
@@ -90,7 +92,7 @@ func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 	if sab != nil {
 		wrap = sabotageWrapper(sab.Wrap, s.cfg.Wrap)
 	}
-	s.wl = NewWorkload(s.cfg.Workload, s.cfg.Dial, s.members, rec, s.cfg.Seed, wrap)
+	s.wl = workload.New(s.cfg.Workload, s.cfg.Dial, s.members, rec, s.cfg.Seed, wrap)
 	if env == nil {
 		return s.wl.Run, func() {}, nil
 	}
@@ -116,7 +118,7 @@ func (s *etcdScenario) progress(clock *history.Clock, extra func() string) func(
 }
 
 // sabotageWrapper applies sab first, then outer if set.
-func sabotageWrapper(sab, outer Wrapper) Wrapper {
+func sabotageWrapper(sab, outer workload.Wrapper) workload.Wrapper {
 	return func(c targets.Client, id int) targets.Client {
 		c = sab(c, id)
 		if outer != nil {
@@ -128,7 +130,7 @@ func sabotageWrapper(sab, outer Wrapper) Wrapper {
 
 // memberClients gives chaos a recorded client per member, dialed on first
 // use, for requests one member must answer (a defragmentation).
-func memberClients(fx fixtures.Fixture, wl *Workload) (func(context.Context, string, history.Request) (*history.Response, error), func()) {
+func memberClients(fx fixtures.Fixture, wl *workload.Workload) (func(context.Context, string, history.Request) (*history.Response, error), func()) {
 	var mu sync.Mutex
 	clients := map[string]*targets.Recording{}
 	do := func(ctx context.Context, member string, req history.Request) (*history.Response, error) {

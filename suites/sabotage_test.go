@@ -19,6 +19,7 @@ import (
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/sabotage"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Every sabotage mode, injected into a short run against a healthy etcd
@@ -48,8 +49,8 @@ func TestSabotageIsCaught(t *testing.T) {
 	// Each mode runs as `vigil run --sabotage MODE` would at its shortest:
 	// the default workload for the mode's minimum duration, with the
 	// compactions it needs.
-	workload := func(mode string) WorkloadConfig {
-		wl := DefaultWorkload()
+	workloadFor := func(mode string) workload.Config {
+		wl := workload.DefaultConfig()
 		wl.Duration = sabotage.DefaultMinDuration
 		if m, ok := sabotage.Lookup(mode); ok {
 			wl.Duration = m.MinDuration
@@ -68,7 +69,7 @@ func TestSabotageIsCaught(t *testing.T) {
 		fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 3, Dir: dir, Version: version})
 		defer fx.Stop()
 		g.Expect(fx.Start(ctx)).To(Succeed())
-		out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: seed, Vigil: "test", Checks: check.DefaultConfig(), Sabotage: mode}, Workload: workload(mode)})
+		out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: seed, Vigil: "test", Checks: check.DefaultConfig(), Sabotage: mode}, Workload: workloadFor(mode)})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out.Interrupted).To(BeFalse())
 		return out
@@ -256,7 +257,7 @@ func describeViolations(vs []check.Violation) string {
 
 func TestRunEtcdRejectsUnknownSabotage(t *testing.T) {
 	g := NewWithT(t)
-	wl := DefaultWorkload()
+	wl := workload.DefaultConfig()
 	_, err := RunEtcd(context.Background(), nil, EtcdConfig{Common: Common{Out: t.TempDir(), Sabotage: "no-such-mode"}, Workload: wl})
 	g.Expect(err).To(MatchError(ContainSubstring("is not a sabotage mode of the etcd target")))
 	g.Expect(err).To(MatchError(ContainSubstring("drop-event")))

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Every workload shape sends what it says, and a healthy etcd passes every
@@ -18,14 +19,14 @@ func TestWorkloadShapesOnHealthyEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real etcd")
 	}
-	for _, shape := range Shapes()[1:] {
+	for _, shape := range workload.Shapes()[1:] {
 		t.Run(shape, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			fx, dir := startCluster(ctx, t, g, binaries.DefaultEtcdVersion, 3)
 
-			wl := DefaultWorkload()
+			wl := workload.DefaultConfig()
 			wl.Shape, wl.Duration = shape, 6*time.Second
 			out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 9, Vigil: "test", Checks: check.DefaultConfig()}, Workload: wl})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -59,20 +60,20 @@ func expectShape(g Gomega, shape string, clients int, h *history.History) {
 		}
 	}
 	switch shape {
-	case ShapeWriteHeavy:
+	case workload.ShapeWriteHeavy:
 		g.Expect(kinds[history.OpPut]).To(BeNumerically(">", 1000))
 		g.Expect(kinds[history.OpRange] + kinds[history.OpDelete] + kinds[history.OpTxn]).To(BeZero())
-	case ShapeChurn:
+	case workload.ShapeChurn:
 		g.Expect(kinds[history.OpDelete]).To(BeNumerically(">", kinds[history.OpPut]/2))
 		g.Expect(kinds[history.OpRange] + kinds[history.OpTxn]).To(BeZero())
-	case ShapeDeleteHeavy:
+	case workload.ShapeDeleteHeavy:
 		g.Expect(kinds[history.OpDelete]).To(BeNumerically(">", kinds[history.OpPut]))
 		g.Expect(compactions).To(BeNumerically(">=", 4), "compaction at least every second")
-	case ShapeKubeLike:
+	case workload.ShapeKubeLike:
 		g.Expect(modCompares).To(BeNumerically(">", kinds[history.OpTxn]*9/10))
 		g.Expect(kinds[history.OpPut]+kinds[history.OpDelete]).To(BeZero(), "the storage layer writes in txns only")
 		g.Expect(pinnedPages).To(BeNumerically(">", 50))
-	case ShapeFutureWatch:
+	case workload.ShapeFutureWatch:
 		for _, w := range h.Watches {
 			g.Expect(w.Resumes != 0 || w.Request.StartRevision > 0).To(BeTrue(), "watch %d opened at the head, not ahead of it", w.ID)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // BenchmarkRecordingVsPlain measures, side by side on one real 3-member
@@ -110,10 +111,10 @@ var kindNames = [numKinds]string{"plain", "vigil", "plain+watches", "vigil-no-wa
 
 func (m *throughput) runPhase(round, kind int) {
 	b := m.b
-	wl := DefaultWorkload()
+	wl := workload.DefaultConfig()
 	wl.Rate, wl.Duration = 0, m.phase
 	if m.putsOnly {
-		wl.Shape = ShapeWriteHeavy
+		wl.Shape = workload.ShapeWriteHeavy
 	}
 	wl.Prefix = fmt.Sprintf("/bench/%s-%d-%d/", filepath.Base(m.dir), round, kind)
 	var n int64

@@ -54,6 +54,31 @@ func (r *Recording) RequestProgress(ctx context.Context) error {
 	return err
 }
 
+// Lease makes one lease call and records it as a history.Call of its
+// kind, with the lease's id and the TTL answered (or, for a grant that
+// failed, asked for).
+func (r *Recording) Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (LeaseAnswer, error) {
+	c := history.Call{Kind: kind, Lease: id, TTL: ttl}
+	tok := r.rec.Begin()
+	defer r.rec.End(tok)
+	c.Call = r.rec.Now()
+	a, err := r.inner.Lease(ctx, kind, id, ttl)
+	c.Return = r.rec.Now()
+	if err != nil {
+		c.Error, c.Code = err.Error(), CodeOf(err)
+	} else {
+		c.Revision = a.Revision
+		if a.ID != 0 {
+			c.Lease = a.ID
+		}
+		if kind != history.CallLeaseRevoke {
+			c.TTL = a.TTL
+		}
+	}
+	r.Record(c)
+	return a, err
+}
+
 // Record records a call this client made through another path (a lease
 // call of the workload, say), stamping it with the client's id, member
 // and a fresh call id.

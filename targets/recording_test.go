@@ -20,8 +20,17 @@ func (s *scripted) Do(context.Context, history.Request) (*history.Response, erro
 	return s.resp, s.err
 }
 func (s *scripted) RequestProgress(context.Context) error { return nil }
-func (s *scripted) Member() string                        { return "m" }
-func (s *scripted) Close() error                          { return nil }
+func (s *scripted) Lease(_ context.Context, kind history.CallKind, id, ttl int64) (LeaseAnswer, error) {
+	if s.err != nil {
+		return LeaseAnswer{}, s.err
+	}
+	if kind == history.CallLeaseGrant {
+		id = 77
+	}
+	return LeaseAnswer{ID: id, TTL: ttl, Revision: 9}, nil
+}
+func (s *scripted) Member() string { return "m" }
+func (s *scripted) Close() error   { return nil }
 func (s *scripted) Watch(ctx context.Context, _ history.WatchRequest) <-chan WatchMessage {
 	ch := make(chan WatchMessage, len(s.watch))
 	for _, m := range s.watch {

@@ -25,9 +25,20 @@ type Client interface {
 	// RequestProgress asks the server for a progress notification on the
 	// watch streams of this client.
 	RequestProgress(ctx context.Context) error
+	// Lease makes one call of the Lease service: kind is
+	// history.CallLeaseGrant (ttl asked for), CallLeaseKeepAlive (one
+	// keep-alive of lease id) or CallLeaseRevoke (lease id). Errors should
+	// be *OpError where the adapter can classify them.
+	Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (LeaseAnswer, error)
 	// Member is the endpoint this client talks to.
 	Member() string
 	Close() error
+}
+
+// LeaseAnswer is what a lease call answered: the lease's id, its TTL in
+// seconds (grant, keep-alive) and the header revision.
+type LeaseAnswer struct {
+	ID, TTL, Revision int64
 }
 
 // WatchMessage is one message of a watch stream, without vigil's ids and

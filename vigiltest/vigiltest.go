@@ -28,6 +28,7 @@ import (
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Version is what the runs record as vigil's version.
@@ -45,8 +46,8 @@ type Options struct {
 	Out string
 	// Workload and KubeWorkload replace the default workloads of RunEtcd
 	// and RunKube; Duration still applies when set.
-	Workload     *suites.WorkloadConfig
-	KubeWorkload *suites.KubeWorkloadConfig
+	Workload     *workload.Config
+	KubeWorkload *workload.KubeConfig
 	// Checks configures the checkers; nil for the defaults.
 	Checks *check.Config
 	// Sabotage injects one semantic bug into what vigil's clients see
@@ -61,7 +62,7 @@ type Options struct {
 // for further assertions (see the matchers).
 func RunEtcd(t *testing.T, endpoints []string, opts Options) *suites.Outcome {
 	t.Helper()
-	wl := suites.DefaultWorkload()
+	wl := workload.DefaultConfig()
 	if opts.Workload != nil {
 		wl = *opts.Workload
 	}
@@ -80,7 +81,7 @@ func RunEtcd(t *testing.T, endpoints []string, opts Options) *suites.Outcome {
 // checks the history, and reports every check as a subtest of t.
 func RunKube(t *testing.T, server kube.Config, opts Options) *suites.Outcome {
 	t.Helper()
-	wl := suites.DefaultKubeWorkload()
+	wl := workload.DefaultKubeConfig()
 	if opts.KubeWorkload != nil {
 		wl = *opts.KubeWorkload
 	}

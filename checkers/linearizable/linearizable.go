@@ -234,6 +234,12 @@ func (p *linPrep) reqString(r *history.Request) string {
 		if r.Limit > 0 {
 			s += fmt.Sprintf(", limit %d", r.Limit)
 		}
+		if r.KeysOnly {
+			s += ", keys only"
+		}
+		if r.CountOnly {
+			s += ", count only"
+		}
 		if r.Revision > 0 {
 			s += fmt.Sprintf(", rev %d", r.Revision)
 		}

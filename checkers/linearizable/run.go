@@ -378,7 +378,7 @@ func observedKeys(ks *keyspace, op *linOp, f func(k int32)) {
 				f(k)
 			}
 		case history.OpRange:
-			if resp == nil || req.KeysOnly || (req.Revision > 0 && req.Revision != op.resp.Revision) {
+			if resp == nil || req.KeysOnly || req.CountOnly || (req.Revision > 0 && req.Revision != op.resp.Revision) {
 				return
 			}
 			lo, hi := ks.span(req.Key, req.End)

@@ -197,7 +197,9 @@ func (m kvModel) checkRange(s *kvState, r *history.Request, resp *history.Respon
 			continue
 		}
 		count++
-		if r.Limit <= 0 || count <= r.Limit {
+		// A count-only range answers the count alone: no key, and more
+		// is false (etcd truncates no keys it did not return).
+		if !r.CountOnly && (r.Limit <= 0 || count <= r.Limit) {
 			want = append(want, k)
 		}
 	}
@@ -205,10 +207,13 @@ func (m kvModel) checkRange(s *kvState, r *history.Request, resp *history.Respon
 	if r.End != "" {
 		what += ".." + m.ks.short(r.End)
 	}
+	if r.CountOnly {
+		what += " (count only)"
+	}
 	if mm := m.compareKVs(s, what, want, resp.KVs, r.KeysOnly, ex); mm != nil {
 		return mm
 	}
-	more := r.Limit > 0 && count > r.Limit
+	more := !r.CountOnly && r.Limit > 0 && count > r.Limit
 	if resp.Count != count || resp.More != more {
 		return no(ex, func() *mismatch {
 			return &mismatch{msg: fmt.Sprintf("%s: count %d, more %v; the store has %d matching keys (more %v)",

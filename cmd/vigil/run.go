@@ -6,7 +6,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/vigil-suite/vigil/launch"
-	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // cmdRun is `vigil run`.
@@ -38,7 +38,7 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.DurationVar(&w.Duration, "duration", w.Duration, "how long the workload runs")
 	fs.IntVar(&w.Clients, "clients", w.Clients, "concurrent KV clients")
 	fs.Float64Var(&w.Rate, "rate", w.Rate, "total KV requests per second (0: as fast as the clients get answers)")
-	fs.StringVar(&w.Shape, "workload", suites.ShapeDefault, "the shape of the load: "+strings.Join(suites.Shapes(), ", ")+" (see docs/workload.md)")
+	fs.StringVar(&w.Shape, "workload", workload.ShapeDefault, "the shape of the load: "+strings.Join(workload.Shapes(), ", ")+" (see docs/workload.md)")
 	fs.IntVar(&w.Keys, "keys", w.Keys, "distinct keys the workload writes")
 	fs.IntVar(&w.Watchers, "watchers", w.Watchers, "concurrent watchers of the key prefix")
 	fs.DurationVar(&w.CompactEvery, "compact-every", w.CompactEvery, "period of compactions (0 disables)")

@@ -21,7 +21,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/reports"
-	"github.com/vigil-suite/vigil/suites"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // Bug is one catalogue entry.
@@ -73,8 +73,8 @@ type Recipe struct {
 
 // Workload is the recipe's workload: the default one with the recipe's
 // changes.
-func (r Recipe) Workload() suites.WorkloadConfig {
-	w := suites.DefaultWorkload()
+func (r Recipe) Workload() workload.Config {
+	w := workload.DefaultConfig()
 	w.Shape, w.Rate, w.Duration = r.Shape, r.Rate, r.Attempt
 	if r.Clients > 0 {
 		w.Clients = r.Clients
@@ -94,7 +94,7 @@ func (r Recipe) Summary() string {
 	s := fmt.Sprintf("%d member(s)", r.Members)
 	shape := r.Shape
 	if shape == "" {
-		shape = suites.ShapeDefault
+		shape = workload.ShapeDefault
 	}
 	rate := "unthrottled"
 	if r.Rate > 0 {
@@ -137,7 +137,7 @@ func Catalogue() []Bug {
 			Number: 13766, Title: "members end with inconsistent revisions after a crash under a high write load",
 			Affected: "v3.5.2", Fixed: "v3.5.3",
 			Checks: []string{kv.NameConvergence, linearizable.Name, kv.NameRevisionMonotonic, watch.NameAgreement, watch.NameReliable},
-			Recipe: Recipe{Members: 3, Shape: suites.ShapeWriteHeavy, Rate: 0, Clients: 12,
+			Recipe: Recipe{Members: 3, Shape: workload.ShapeWriteHeavy, Rate: 0, Clients: 12,
 				Faults: []string{"kill-random"}, FaultInterval: 3 * time.Second,
 				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 20 * time.Second, Attempts: 4},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #13766)",
@@ -150,7 +150,7 @@ func Catalogue() []Bug {
 			Number: 14685, Title: "a crash during defragmentation leaves the member with an inconsistent revision",
 			Affected: "v3.5.5", Fixed: "v3.5.6",
 			Checks: []string{linearizable.Name, kv.NameRevisionMonotonic, watch.NameReliable, watch.NameOrdered, watch.NameUnique},
-			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 300,
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeChurn, Rate: 300,
 				Faults: []string{"failpoint:defragBeforeCopy"}, FaultInterval: 2 * time.Second,
 				Attempt: 12 * time.Second, Attempts: 5},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #14685)",
@@ -177,7 +177,7 @@ func Catalogue() []Bug {
 			Checks: []string{kv.NameRevisionMonotonic, linearizable.Name, watch.NameOrdered, watch.NameReliable},
 			// Low traffic with many deletes: the revision can only go back
 			// if the compacted head's tombstone is the newest write.
-			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 50,
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeChurn, Rate: 50,
 				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
 				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 300, SnapshotCount: 1000},
 				Attempt:  12 * time.Second, Attempts: 5,
@@ -200,7 +200,7 @@ func Catalogue() []Bug {
 			// skips the DELETE committed there (its tombstone was
 			// compacted away), which is watch/resumable's guarantee.
 			Checks: []string{watch.NameResumable, watch.NameReliable, watch.NameAgreement},
-			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
 				// etcd's scenario sleeps 1 s before a watch response.
 				Watchers: 16, Faults: []string{"failpoint-sleep:beforeSendWatchResponse@random=1s"}, FaultInterval: 2 * time.Second,
 				Attempt: 12 * time.Second, Attempts: 5,
@@ -221,7 +221,7 @@ func Catalogue() []Bug {
 			Checks: []string{watch.NameResumable},
 			// etcd's own recipe, in vigil's terms: create/delete churn, a
 			// small compaction batch, a panic before a compaction finishes.
-			Recipe: Recipe{Members: 1, Failpoints: true, Shape: suites.ShapeChurn, Rate: 100, Watchers: 16,
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeChurn, Rate: 100, Watchers: 16,
 				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
 				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 50, SnapshotCount: 1000},
 				Attempt:  12 * time.Second, Attempts: 5},
@@ -242,7 +242,7 @@ func Catalogue() []Bug {
 			// send it a snapshot (snapshots every 10 entries, 10 catch-up
 			// entries), watches on every member opened ahead of the store,
 			// progress notifications every 10 ms, a high put load.
-			Recipe: Recipe{Members: 3, Shape: suites.ShapeFutureWatch, Rate: 0, Clients: 12, Watchers: 16, CompactEvery: 8 * time.Second,
+			Recipe: Recipe{Members: 3, Shape: workload.ShapeFutureWatch, Rate: 0, Clients: 12, Watchers: 16, CompactEvery: 8 * time.Second,
 				Faults: []string{"isolate-follower-until-snapshot"}, FaultInterval: 4 * time.Second,
 				Settings: fixtures.EtcdSettings{SnapshotCount: 10, SnapshotCatchUpEntries: 10, WatchProgressNotifyInterval: 10 * time.Millisecond},
 				Attempt:  15 * time.Second, Attempts: 5},

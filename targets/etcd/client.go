@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -293,12 +292,6 @@ func classify(err error) error {
 	return &targets.OpError{Code: history.ErrUnknown, Err: err}
 }
 
-// refusalRe is how servers that implement part of the API say so in
-// another code than Unimplemented: kine answers "lease revoke is not
-// supported" (Unknown) and "unsupported operations in txn request"
-// (InvalidArgument).
-var refusalRe = regexp.MustCompile(`(?i)\b(not supported|unsupported|not implemented)\b`)
-
 // Refusal says whether err is the server declining a request as not
 // implemented: gRPC Unimplemented, or a message saying so.
 func Refusal(err error) bool {
@@ -306,5 +299,8 @@ func Refusal(err error) bool {
 		return false
 	}
 	st := status.Convert(err)
-	return st.Code() == codes.Unimplemented || refusalRe.MatchString(st.Message())
+	// In another code than Unimplemented, kine says "lease revoke is not
+	// supported" (Unknown) and "unsupported operations in txn request"
+	// (InvalidArgument).
+	return st.Code() == codes.Unimplemented || history.SaysRefused(st.Message())
 }

@@ -35,6 +35,10 @@ func (c *client) RequestProgress(ctx context.Context) error {
 	return c.inner.RequestProgress(ctx)
 }
 
+func (c *client) Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (targets.LeaseAnswer, error) {
+	return c.inner.Lease(ctx, kind, id, ttl)
+}
+
 // Do runs one request, sabotaged if the mode and the moment say so.
 func (c *client) Do(ctx context.Context, req history.Request) (*history.Response, error) {
 	switch c.s.mode.Name {

@@ -29,6 +29,9 @@ func newFake(scripts ...[]targets.WatchMessage) *fake {
 func (f *fake) Member() string                        { return "m1" }
 func (f *fake) Close() error                          { return nil }
 func (f *fake) RequestProgress(context.Context) error { return nil }
+func (f *fake) Lease(context.Context, history.CallKind, int64, int64) (targets.LeaseAnswer, error) {
+	return targets.LeaseAnswer{}, nil
+}
 
 func (f *fake) Do(_ context.Context, req history.Request) (*history.Response, error) {
 	f.mu.Lock()

@@ -120,7 +120,7 @@ func (s *Saboteur) Injected() int {
 }
 
 // Wrap wraps client number id of the run (it has the signature of
-// suites.Wrapper). The wrapper sees every request and watch of the client
+// workload.Wrapper). The wrapper sees every request and watch of the client
 // and changes at most what the mode says, once per run.
 func (s *Saboteur) Wrap(c targets.Client, id int) targets.Client {
 	return &client{inner: c, id: id, s: s}

@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -57,6 +57,15 @@ func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watch
 	if w.cfg.Shape == ShapeFutureWatch {
 		start = startFuture
 	}
+	// Options the target refuses are not asked for.
+	cfg := w.cfg
+	req.PrevKV = req.PrevKV && !cfg.refuses(history.FormWatchPrevKV)
+	req.ProgressNotify = req.ProgressNotify && !cfg.refuses(history.FormWatchProgressNotify)
+	req.NoPut = req.NoPut && !cfg.refuses(history.FormWatchNoPut)
+	req.NoDelete = req.NoDelete && !cfg.refuses(history.FormWatchNoDelete)
+	if cfg.refuses(history.FormWatchStartRev) {
+		start = startCurrent
+	}
 	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req,
 		// Stagger the opening over the first half of the run.
 		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
@@ -76,7 +85,7 @@ func (wt *watcher) reached(rev int64) bool {
 // nudge asks for a progress notification, so a watcher that has everything
 // can prove it without another write.
 func (wt *watcher) nudge(ctx context.Context) {
-	if wt.req.ProgressNotify {
+	if wt.req.ProgressNotify && !wt.w.cfg.refuses(string(history.CallProgress)) {
 		rctx, cancel := context.WithTimeout(ctx, time.Second)
 		wt.c.RequestProgress(rctx)
 		cancel()
@@ -130,6 +139,9 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 			}
 		}
 		req.StartRevision, resumes = next.StartRevision, next.resumes(id)
+		if wt.w.cfg.refuses(history.FormWatchStartRev) {
+			req.StartRevision, resumes = 0, 0 // afresh: the target cannot resume
+		}
 	}
 }
 
@@ -161,7 +173,7 @@ func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest,
 		restart = t.C
 	}
 	var progress <-chan time.Time
-	if req.ProgressNotify {
+	if req.ProgressNotify && !wt.w.cfg.refuses(string(history.CallProgress)) {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		progress = t.C

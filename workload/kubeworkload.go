@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/vigil-suite/vigil/targets/kube"
 )
 
-// KubeWorkloadConfig sizes the Kubernetes workload. The defaults suit a
+// KubeConfig sizes the Kubernetes workload. The defaults suit a
 // 2-core machine running etcd, one or two API servers and vigil.
-type KubeWorkloadConfig struct {
+type KubeConfig struct {
 	// Writers do optimistic-concurrency updates (get, update with the RV,
 	// retry on 409), creates, deletes with preconditions and label flips.
 	Writers int
@@ -49,9 +49,9 @@ type KubeWorkloadConfig struct {
 	Namespace string
 }
 
-// DefaultKubeWorkload is what `vigil run --target kube` uses unless told otherwise.
-func DefaultKubeWorkload() KubeWorkloadConfig {
-	return KubeWorkloadConfig{Writers: 4, Racers: 3, Readers: 2, Informers: 6, Streamers: 3, Rate: 120,
+// DefaultKubeConfig is what `vigil run --target kube` uses unless told otherwise.
+func DefaultKubeConfig() KubeConfig {
+	return KubeConfig{Writers: 4, Racers: 3, Readers: 2, Informers: 6, Streamers: 3, Rate: 120,
 		Duration: 30 * time.Second, Objects: 16, CompactEvery: 5 * time.Second,
 		RequestTimeout: 10 * time.Second, FinalTimeout: 15 * time.Second}
 }
@@ -59,7 +59,7 @@ func DefaultKubeWorkload() KubeWorkloadConfig {
 // Validate reports the first unusable setting a user chose, in the words
 // of the CLI; the prefix (namespace), which the run picks, is checked when
 // the workload runs.
-func (c KubeWorkloadConfig) Validate() error {
+func (c KubeConfig) Validate() error {
 	switch {
 	case c.Writers < 1:
 		return errors.New("--clients must be at least 1")
@@ -117,7 +117,7 @@ type KubeWrapper func(c kube.API, id int) kube.API
 // KubeWorkload runs the Kubernetes clients against one namespace of a
 // Kubernetes API target and records everything through kube.Recording.
 type KubeWorkload struct {
-	cfg     KubeWorkloadConfig
+	cfg     KubeConfig
 	dial    KubeDialer
 	servers int
 	rec     *history.Recorder
@@ -145,8 +145,8 @@ type KubeWorkload struct {
 	compactNow chan chan struct{}
 }
 
-// NewKubeWorkload prepares a workload; Run starts it.
-func NewKubeWorkload(cfg KubeWorkloadConfig, dial KubeDialer, servers int, rec *history.Recorder, seed int64) *KubeWorkload {
+// NewKube prepares a Kubernetes workload; Run starts it.
+func NewKube(cfg KubeConfig, dial KubeDialer, servers int, rec *history.Recorder, seed int64) *KubeWorkload {
 	return &KubeWorkload{cfg: cfg, dial: dial, servers: servers, rec: rec, seed: seed, Stats: &KubeStats{},
 		watches: map[*kubeWatchState]struct{}{}, compactNow: make(chan chan struct{})}
 }
@@ -164,8 +164,9 @@ func (w *KubeWorkload) client(server int) (*kube.Recording, error) {
 	return kube.Record(c, id, w.rec), nil
 }
 
-// etcdClient dials the etcd under the API servers as a new recorded client.
-func (w *KubeWorkload) etcdClient() (*targets.Recording, error) {
+// EtcdClient dials the etcd under the API servers as a new recorded client
+// (chaos sends its compactions through one).
+func (w *KubeWorkload) EtcdClient() (*targets.Recording, error) {
 	c, err := w.Etcd()
 	if err != nil {
 		return nil, err
@@ -249,7 +250,7 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 
 	var oracle *kubeOracle
 	if w.Etcd != nil {
-		oc, err := w.etcdClient()
+		oc, err := w.EtcdClient()
 		if err != nil {
 			return fmt.Errorf("etcd under the API server: %w", err)
 		}
@@ -320,7 +321,7 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 		goRun(func() { rd.run(runCtx, ctx) })
 	}
 	if w.Etcd != nil && w.cfg.CompactEvery > 0 {
-		cc, err := w.etcdClient()
+		cc, err := w.EtcdClient()
 		if err != nil {
 			return fmt.Errorf("etcd under the API server: %w", err)
 		}

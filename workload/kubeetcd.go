@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -96,9 +96,9 @@ var kubeValuePattern = regexp.MustCompile(`val:-?[0-9]+\.-?[0-9]+`)
 // event's value is replaced by the object's unique data["value"] (empty
 // when none is found) and prev_kv is never asked for. The history keeps
 // what the checks compare (key, revision, type, value) and stays small.
-type oracleValues struct{ targets.Client }
+type OracleValues struct{ targets.Client }
 
-func (o oracleValues) Watch(ctx context.Context, req history.WatchRequest) <-chan targets.WatchMessage {
+func (o OracleValues) Watch(ctx context.Context, req history.WatchRequest) <-chan targets.WatchMessage {
 	in := o.Client.Watch(ctx, req)
 	out := make(chan targets.WatchMessage, 16)
 	go func() {

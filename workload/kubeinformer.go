@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"

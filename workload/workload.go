@@ -1,6 +1,10 @@
-// Package suites holds vigil's workloads and the scenarios that wire a
-// fixture, a target, a workload and the checkers into one run.
-package suites
+// Package workload is what vigil sends: the etcd workload (KV clients
+// sending every request form the target serves, watchers, compactions,
+// leases, the final write), the probe that asks the target for each form
+// before the run, the workload shapes, and the Kubernetes workload
+// (writers, racers, readers, informers, streamers, the etcd oracle). The
+// one place that decides what is sent; package suites runs it.
+package workload
 
 import (
 	"context"
@@ -16,9 +20,9 @@ import (
 	"github.com/vigil-suite/vigil/targets"
 )
 
-// WorkloadConfig sizes the KV + watch workload. The defaults suit a 2-core
+// Config sizes the KV + watch workload. The defaults suit a 2-core
 // machine running a 3-member cluster beside vigil: several hundred ops/s.
-type WorkloadConfig struct {
+type Config struct {
 	Clients int // KV clients, one request at a time each
 	// Rate is the total KV requests per second across clients; 0 means
 	// unthrottled: each client sends its next request as soon as the last
@@ -44,18 +48,18 @@ type WorkloadConfig struct {
 	FinalTimeout time.Duration
 	// Prefix is prepended to every key; unique per run so runs never mix.
 	Prefix string
-	// Refused lists the capabilities (capabilities.go) the target refused
-	// when asked before the run, with its words; RunEtcd fills it in and
-	// the workload avoids them.
+	// Refused lists the forms (history.FormOf, probe.go) the target
+	// refused when asked before the run, with its words; Probe fills it
+	// in and the workload avoids them.
 	Refused map[string]string
-	// kubeLikeMix: the target refuses what the default mix sends, so the
-	// clients send the Kubernetes storage layer's requests instead.
-	kubeLikeMix bool
+	// mix is the default shape's mix of forms for this target (mixFor);
+	// nil: all of defaultMix.
+	mix []weighted
 }
 
-// DefaultWorkload is what `vigil run` uses unless told otherwise.
-func DefaultWorkload() WorkloadConfig {
-	return WorkloadConfig{
+// DefaultConfig is what `vigil run` uses unless told otherwise.
+func DefaultConfig() Config {
+	return Config{
 		Clients: 8, Rate: 600, Duration: 30 * time.Second, Keys: 16, Watchers: 12,
 		CompactEvery: 8 * time.Second, RequestTimeout: 5 * time.Second, FinalTimeout: 10 * time.Second,
 	}
@@ -64,7 +68,7 @@ func DefaultWorkload() WorkloadConfig {
 // Validate reports the first unusable setting a user chose, in the words
 // of the CLI; the prefix (namespace), which the run picks, is checked when
 // the workload runs.
-func (c WorkloadConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.Clients < 1:
 		return errors.New("--clients must be at least 1")
@@ -135,7 +139,7 @@ type Wrapper func(c targets.Client, id int) targets.Client
 // Workload runs KV clients, watchers and compactions against one target and
 // records everything through targets.Recording.
 type Workload struct {
-	cfg     WorkloadConfig
+	cfg     Config
 	dial    Dialer
 	members int
 	rec     *history.Recorder
@@ -147,16 +151,21 @@ type Workload struct {
 	// (the chaos schedule); the final phase waits for it to return.
 	During func(ctx context.Context)
 	nextID atomic.Int64 // the next free client id, past the watchers
+	mix    []weighted   // the default shape's forms and shares
+	leases leasePool    // leases puts may attach to
 }
 
-// NewWorkload prepares a workload; Run starts it. wrap may be nil.
-func NewWorkload(cfg WorkloadConfig, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
+// New prepares a workload; Run starts it. wrap may be nil.
+func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64, wrap Wrapper) *Workload {
 	if cfg.Shape == ShapeDeleteHeavy && (cfg.CompactEvery <= 0 || cfg.CompactEvery > deleteHeavyCompactEvery) {
 		cfg.CompactEvery = deleteHeavyCompactEvery
 	}
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
+	if w.mix = cfg.mix; w.mix == nil {
+		w.mix = mixFor(cfg.Refused)
+	}
 	return w
 }
 
@@ -214,11 +223,19 @@ func (w *Workload) Run(ctx context.Context) error {
 	if resp, err := control.Do(ctx, history.Request{Kind: history.OpRange, Key: w.key(0)}); err == nil {
 		w.Stats.sawRevision(resp.Revision)
 	}
-	if _, refused := w.cfg.Refused[CapHashKV]; !refused {
+	if _, refused := w.cfg.Refused[history.CapHashKV]; !refused {
 		if resp, err := control.Do(ctx, history.Request{Kind: history.OpHashKV}); err == nil {
 			w.Stats.CompactRevision.Store(resp.CompactRevision)
 		}
 	}
+
+	// Leases before the clients start, so leased puts have one to attach to.
+	lc, err := w.NewClient(ctx, w.cfg.Clients)
+	if err != nil {
+		return err
+	}
+	clients = append(clients, lc)
+	w.grantLeases(ctx, lc)
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatches()
@@ -255,6 +272,11 @@ func (w *Workload) Run(ctx context.Context) error {
 			w.During(runCtx)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.leaser(runCtx, ctx, lc, seeded(w.seed, "leaser"))
+	}()
 	if w.cfg.CompactEvery > 0 {
 		wg.Add(1)
 		go func() {
@@ -264,7 +286,7 @@ func (w *Workload) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 
-	err := ctx.Err() // interrupted: record what we have, skip the final phase
+	err = ctx.Err() // interrupted: record what we have, skip the final phase
 	if err == nil {
 		w.finalPhase(ctx, control, watchers)
 	}
@@ -280,31 +302,15 @@ func (w *Workload) Run(ctx context.Context) error {
 // finalPhase writes one last change and waits until every open watch has
 // delivered it (bounded by FinalTimeout); the checkers hold the watches to
 // it. The change is one txn that puts one key and deletes another, so that
-// watches filtering out puts or deletes get an event too.
+// watches filtering out puts or deletes get an event too (finalRequest).
 func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watchers []*watcher) {
-	finalKey, doomed := w.cfg.Prefix+history.FinalKey, w.cfg.Prefix+"final-del"
+	finalKey := w.cfg.Prefix + history.FinalKey
 	var final *history.Response
 	var opID int64
 	for attempt := 0; attempt < 5 && final == nil && ctx.Err() == nil; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
-		if _, refused := w.cfg.Refused[CapTxn]; refused {
-			// One put: a watch that filters puts out may then see no
-			// event, but a target without transactions gets no better.
-			resp, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: finalKey, Value: fmt.Sprintf("final.%d", attempt)})
-			if err == nil {
-				final, opID = resp, c.LastOp()
-			}
-			cancel()
-			continue
-		}
-		_, err := c.Do(rctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
-		if err == nil {
-			var resp *history.Response
-			resp, err = c.Do(rctx, history.Request{Kind: history.OpTxn,
-				Success: []history.Request{
-					{Kind: history.OpPut, Key: finalKey, Value: fmt.Sprintf("final.%d", attempt)},
-					{Kind: history.OpDelete, Key: doomed}}})
-			if err == nil && resp.Succeeded {
+		if req, ok := w.finalRequest(rctx, c, attempt); ok {
+			if resp, err := c.Do(rctx, req); err == nil && (req.Kind != history.OpTxn || resp.Succeeded) {
 				final, opID = resp, c.LastOp()
 			}
 		}
@@ -342,6 +348,30 @@ func (w *Workload) finalPhase(ctx context.Context, c *targets.Recording, watcher
 	}
 }
 
+// finalRequest is the final write's attempt-th try, of the best form the
+// target serves: one txn that puts the final key and deletes another (put
+// first, in a request of its own), else a plain put of the final key,
+// else the storage layer's update of it. A watch that filters puts out
+// may then see no event, but a target without such txns gets no better.
+func (w *Workload) finalRequest(ctx context.Context, c *targets.Recording, attempt int) (history.Request, bool) {
+	finalKey, doomed := w.cfg.Prefix+history.FinalKey, w.cfg.Prefix+"final-del"
+	value := fmt.Sprintf("final.%d", attempt)
+	if _, no := w.cfg.Refused[formFinal]; !no {
+		_, err := c.Do(ctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
+		return finalWrite(finalKey, doomed, value), err == nil
+	}
+	if _, no := w.cfg.Refused["put"]; !no {
+		return history.Request{Kind: history.OpPut, Key: finalKey, Value: value}, true
+	}
+	resp, err := c.Do(ctx, history.Request{Kind: history.OpRange, Key: finalKey})
+	if err != nil {
+		return history.Request{}, false
+	}
+	g := &gen{key: finalKey, value: value, modRev: map[string]int64{}}
+	learn(g.modRev, map[string]string{}, history.Request{Kind: history.OpRange, Key: finalKey}, resp)
+	return kubeUpdate(g), true
+}
+
 // convergence waits (bounded) until every member reports the same
 // revision, then records each member's Status and HashKV at that revision,
 // for kv/convergence.
@@ -373,7 +403,7 @@ func (w *Workload) convergence(ctx context.Context, id int) {
 			}
 			revs[resp.Revision], rev = true, resp.Revision
 		}
-		_, noHash := w.cfg.Refused[CapHashKV]
+		_, noHash := w.cfg.Refused[history.CapHashKV]
 		if len(revs) == 1 && !revs[-1] && !noHash {
 			for _, m := range members {
 				rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)

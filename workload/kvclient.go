@@ -1,4 +1,4 @@
-package suites
+package workload
 
 import (
 	"context"
@@ -11,16 +11,7 @@ import (
 )
 
 // prefixEnd is the exclusive end of the range of keys starting with p.
-func prefixEnd(p string) string {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1])
-		}
-	}
-	return "\x00"
-}
+func prefixEnd(p string) string { return history.PrefixEnd(p) }
 
 // kvClient issues requests at its share of the rate until runCtx ends. The
 // op mix covers every KV call the checkers judge; CAS txns use the mod
@@ -33,6 +24,7 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 		interval = time.Duration(float64(time.Second) * float64(w.cfg.Clients) / w.cfg.Rate)
 	}
 	modRev := map[string]int64{} // key -> mod revision last seen (0: absent)
+	vals := map[string]string{}  // key -> value last seen
 	next := time.Now()
 	var pace *time.Timer
 	for seq := 0; runCtx.Err() == nil; seq++ {
@@ -57,7 +49,7 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 				return
 			}
 		}
-		req := w.nextRequest(rng, c.ID(), seq, modRev)
+		req := w.nextRequest(rng, c.ID(), seq, modRev, vals)
 		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
 		resp, err := c.Do(rctx, req)
 		cancel()
@@ -66,76 +58,41 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 			w.Stats.FailedOps.Add(1)
 			for _, k := range writtenKeys(req) {
 				delete(modRev, k) // unknown now
+				delete(vals, k)
 			}
 			continue
 		}
 		w.Stats.sawRevision(resp.Revision)
-		learn(modRev, req, resp)
+		learn(modRev, vals, req, resp)
 	}
 }
 
-func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[string]int64) history.Request {
-	key := w.key(rng.IntN(w.cfg.Keys))
+func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[string]int64, vals map[string]string) history.Request {
+	i := rng.IntN(w.cfg.Keys)
+	key := w.key(i)
 	value := fmt.Sprintf("%d.%d", client, seq) // unique in the run: names its write
-	if w.cfg.kubeLikeMix {
-		return w.kubeLikeRequest(rng, key, value, modRev)
-	}
 	if req, ok := w.shapeRequest(rng, key, value, modRev); ok {
-		if _, refused := w.cfg.Refused[CapSerializable]; refused {
+		if _, refused := w.cfg.Refused[history.CapSerializable]; refused {
 			req.Serializable = false
 		}
 		return req
 	}
-	switch p := rng.IntN(100); {
-	case p < 25:
-		return history.Request{Kind: history.OpPut, Key: key, Value: value}
-	case p < 31:
-		return history.Request{Kind: history.OpDelete, Key: key}
-	case p < 49:
-		return history.Request{Kind: history.OpRange, Key: key}
-	case p < 58:
-		_, refused := w.cfg.Refused[CapSerializable]
-		return history.Request{Kind: history.OpRange, Key: key, Serializable: !refused}
-	case p < 67:
-		return history.Request{Kind: history.OpRange, Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
-			Limit: int64(rng.IntN(6))}
-	case p < 70:
-		// A read at a past revision, sometimes below the compact revision:
-		// the answer must be the old state or ErrCompacted.
-		head := w.Stats.StoreRevision.Load()
-		return history.Request{Kind: history.OpRange, Key: key, Revision: w.floor(head - int64(1+rng.IntN(400)))}
-	case p < 71:
-		// A read from the future must fail, never return data.
-		return history.Request{Kind: history.OpRange, Key: key, Revision: w.Stats.StoreRevision.Load() + 1000}
-	default:
-		return w.txn(rng, key, value, modRev)
+	f := pick(w.mix, rng)
+	g := &gen{rng: rng, prefix: w.cfg.Prefix, key: key, other: w.otherKey(i, rng), value: value,
+		modRev: modRev, vals: vals, head: w.Stats.StoreRevision.Load(), floor: w.floor(0)}
+	if f.name == "put-lease" {
+		g.lease = w.leases.pick(rng)
 	}
+	return f.make(g)
 }
 
-// txn is a compare-and-swap: mostly on the mod revision this client last
-// saw (so some succeed and some fail), sometimes on existence. A third of
-// them also put or delete a second key, so one revision carries several
-// events.
-func (w *Workload) txn(rng *rand.Rand, key, value string, modRev map[string]int64) history.Request {
-	cmp := history.Compare{Key: key, Target: "mod", Result: "=", Int: modRev[key]}
-	switch rng.IntN(10) {
-	case 0:
-		cmp = history.Compare{Key: key, Target: "version", Result: ">", Int: 0} // exists
-	case 1:
-		cmp = history.Compare{Key: key, Target: "create", Result: "=", Int: 0} // absent
+// otherKey is a key other than key number i, for a txn that writes two
+// (etcd refuses a txn that writes one key twice).
+func (w *Workload) otherKey(i int, rng *rand.Rand) string {
+	if w.cfg.Keys < 2 {
+		return w.key(i + 1)
 	}
-	succ := []history.Request{{Kind: history.OpPut, Key: key, Value: value}}
-	if rng.IntN(3) == 0 {
-		if other := w.key(rng.IntN(w.cfg.Keys)); other != key {
-			second := history.Request{Kind: history.OpPut, Key: other, Value: value + "b"}
-			if rng.IntN(2) == 0 {
-				second = history.Request{Kind: history.OpDelete, Key: other}
-			}
-			succ = append(succ, second)
-		}
-	}
-	return history.Request{Kind: history.OpTxn, Compares: []history.Compare{cmp}, Success: succ,
-		Failure: []history.Request{{Kind: history.OpRange, Key: key}}}
+	return w.key((i + 1 + rng.IntN(w.cfg.Keys-1)) % w.cfg.Keys)
 }
 
 // writtenKeys are the keys a request may change.
@@ -153,34 +110,41 @@ func writtenKeys(req history.Request) []string {
 	return nil
 }
 
-// learn updates the client's idea of each key's mod revision.
-func learn(modRev map[string]int64, req history.Request, resp *history.Response) {
+// learn updates the client's idea of each key's mod revision and value.
+func learn(modRev map[string]int64, vals map[string]string, req history.Request, resp *history.Response) {
 	switch req.Kind {
 	case history.OpPut:
-		modRev[req.Key] = resp.Revision
+		modRev[req.Key], vals[req.Key] = resp.Revision, req.Value
 	case history.OpDelete:
 		modRev[req.Key] = 0
+		delete(vals, req.Key)
 	case history.OpRange:
-		if req.Revision > 0 {
-			return // an old state teaches nothing about the current one
+		if req.Revision > 0 || req.CountOnly {
+			return // an old state, or a count, teaches nothing about the keys
 		}
 		if req.End == "" {
 			modRev[req.Key] = 0
+			delete(vals, req.Key)
 		}
 		for _, kv := range resp.KVs {
 			modRev[kv.Key] = kv.ModRevision
+			if !req.KeysOnly {
+				vals[kv.Key] = kv.Value
+			}
 		}
 	case history.OpTxn:
 		if resp.Succeeded {
 			for _, r := range req.Success {
-				if r.Kind == history.OpDelete {
+				switch r.Kind {
+				case history.OpDelete:
 					modRev[r.Key] = 0
-				} else {
-					modRev[r.Key] = resp.Revision
+					delete(vals, r.Key)
+				case history.OpPut:
+					modRev[r.Key], vals[r.Key] = resp.Revision, r.Value
 				}
 			}
-		} else if len(resp.Responses) > 0 {
-			learn(modRev, req.Failure[0], &resp.Responses[0])
+		} else if len(resp.Responses) > 0 && len(req.Failure) > 0 {
+			learn(modRev, vals, req.Failure[0], &resp.Responses[0])
 		}
 	}
 }
@@ -206,6 +170,9 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
 		_, err := c.Do(rctx, history.Request{Kind: history.OpCompact, Revision: rev})
 		cancel()
+		if targets.CodeOf(err) == history.ErrRefused {
+			return // the first compaction asked, and the target refuses them
+		}
 		if err == nil {
 			last = rev
 			w.Stats.CompactRevision.Store(rev)

@@ -1,0 +1,144 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/vigil-suite/vigil/history"
+)
+
+// FormCount is how one request form (history.FormOf, WatchForms, or a
+// call's kind) fared in a run: how many were sent, answered (a response,
+// or a definite error such as compacted), and refused as not implemented
+// during the run. RefusedBefore holds the target's words when it refused
+// the form when asked before the run (the workload then sent none).
+type FormCount struct {
+	Form          string `json:"form"`
+	Sent          int    `json:"sent"`
+	Answered      int    `json:"answered"`
+	Refused       int    `json:"refused"`
+	RefusedBefore string `json:"refused_before,omitempty"`
+}
+
+// CountForms counts an etcd run's operations, calls and watches by form,
+// from their recorded requests (so a saved run, of any format, gets the
+// same counts), with the forms refused before the run. Sorted by form.
+func CountForms(h *history.History) []FormCount {
+	by := map[string]*FormCount{}
+	row := func(f string) *FormCount {
+		if by[f] == nil {
+			by[f] = &FormCount{Form: f}
+		}
+		return by[f]
+	}
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		c := row(history.FormOf(o.Request))
+		c.Sent++
+		switch {
+		case o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision:
+			c.Answered++
+		case o.Code == history.ErrRefused:
+			c.Refused++
+		}
+	}
+	for i := range h.Calls {
+		k := &h.Calls[i]
+		c := row(string(k.Kind))
+		c.Sent++
+		switch {
+		case !k.Failed():
+			c.Answered++
+		case k.Code == history.ErrRefused:
+			c.Refused++
+		}
+	}
+	for _, w := range h.Watches {
+		created, refused := false, false
+		for _, r := range w.Responses {
+			created = created || r.Created || len(r.Events) > 0 || r.Progress
+			refused = refused || (r.Canceled && history.SaysRefused(r.CancelReason)) || history.SaysRefused(r.Error)
+		}
+		for _, f := range history.WatchForms(w.Request) {
+			c := row(f)
+			c.Sent++
+			if created {
+				c.Answered++
+			} else if refused {
+				c.Refused++
+			}
+		}
+	}
+	for f, words := range h.Meta.Refuses {
+		if legacyAlias(f, h.Meta.Refuses) {
+			continue
+		}
+		row(f).RefusedBefore = words
+	}
+	out := make([]FormCount, 0, len(by))
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b FormCount) int { return strings.Compare(a.Form, b.Form) })
+	return out
+}
+
+// legacyAlias: a capability name that a history probed by form records
+// beside the forms it stands for (serializable beside
+// range-serializable, txn beside the txn forms); it adds no row.
+func legacyAlias(name string, refuses map[string]string) bool {
+	switch name {
+	case history.CapSerializable:
+		_, ok := refuses["range-serializable"]
+		return ok
+	case history.CapTxn:
+		for f := range refuses {
+			if strings.HasPrefix(f, "txn-") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeForms writes the accounting under the verdict table: each form
+// sent with sent/answered (and how many were refused during the run),
+// wrapped; then the forms refused before the run, with the target's words.
+func writeForms(w io.Writer, forms []FormCount) {
+	if len(forms) == 0 {
+		return
+	}
+	var sent, before []string
+	for _, f := range forms {
+		if f.Sent > 0 {
+			s := fmt.Sprintf("%s %d/%d", f.Form, f.Sent, f.Answered)
+			if f.Refused > 0 {
+				s += fmt.Sprintf(" (%d refused)", f.Refused)
+			}
+			sent = append(sent, s)
+		}
+		if f.RefusedBefore != "" {
+			before = append(before, fmt.Sprintf("  %s: %s\n", f.Form, f.RefusedBefore))
+		}
+	}
+	fmt.Fprintln(w, "request forms, sent/answered:")
+	line := " "
+	for i, s := range sent {
+		if len(line)+len(s) > 110 {
+			fmt.Fprintln(w, line)
+			line = " "
+		}
+		line += " " + s
+		if i < len(sent)-1 {
+			line += ","
+		}
+	}
+	if strings.TrimSpace(line) != "" {
+		fmt.Fprintln(w, line)
+	}
+	if len(before) > 0 {
+		fmt.Fprintf(w, "refused before the run, so not sent:\n%s", strings.Join(before, ""))
+	}
+}
