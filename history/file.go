@@ -39,9 +39,12 @@ const (
 func Formats() []Format { return []Format{FormatZstd, FormatJSONL, FormatGzip} }
 
 // FileFor is the name of the history file of format f in a run's output
-// dir: history.jsonl.zst, history.jsonl or history.jsonl.gz.
+// dir: history.jsonl.zst, history.jsonl or history.jsonl.gz ("" is the
+// default format).
 func FileFor(f Format) string {
 	switch f {
+	case "":
+		return FileFor(DefaultFormat)
 	case FormatZstd, FormatGzip:
 		return FileName + "." + string(f)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
@@ -53,7 +54,12 @@ type Options struct {
 	Sabotage      string
 
 	StartTimeout, CheckTimeout, MaxUnavailable time.Duration
-	Conform, Compress, KeepData                bool
+	Conform, KeepData                          bool
+	// HistoryFormat is how the history is written as the run goes: zst
+	// (the default), jsonl or gz (history.Format). Compress is the old
+	// --compress: gz.
+	HistoryFormat string
+	Compress      bool
 
 	// Given holds the options set on the command line by their flag names,
 	// with their values: what a default means can depend on it, and the
@@ -63,9 +69,10 @@ type Options struct {
 	Vigil string
 
 	// Filled by Resolve.
-	resolved bool
-	schedule chaos.Schedule
-	security fixtures.Security // the security reaching the system under test
+	resolved      bool
+	historyFormat history.Format
+	schedule      chaos.Schedule
+	security      fixtures.Security // the security reaching the system under test
 }
 
 // KubeOptions are the options only --target kube reads.
@@ -93,9 +100,9 @@ func DefaultOptions() Options {
 	return Options{Target: "etcd", Fixture: "process", Members: 3, EtcdVersion: binaries.DefaultEtcdVersion,
 		Workload: suites.DefaultWorkload(), FaultInterval: 10 * time.Second, Net: "proxy",
 		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
-		Kine:  defaultKine(),
-		Kube:  KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
-		Given: map[string]string{}}
+		Kine:          defaultKine(),
+		Kube:          KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
+		HistoryFormat: string(history.DefaultFormat), Given: map[string]string{}}
 }
 
 // defaultKine is kine's release vigil tests, over SQLite.
