@@ -1,46 +1,143 @@
 package history
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
-// FileName is the name of the history file in a run's output dir.
+// FileName is the name of the plain history file in a run's output dir;
+// FileFor names the file of each format.
 const FileName = "history.jsonl"
 
-// Writer streams records to a JSON-lines file while the run goes. It writes
-// whole lines only, in one write call each batch, and flushes at least every
-// FlushEvery, so that a crash of vigil leaves a history that loads (minus the
-// last moments). Safe for concurrent use.
+// Format is how a history file is written: JSON lines, plain or
+// compressed as they are recorded.
+type Format string
+
+const (
+	// FormatZstd (the default) compresses with zstd as the run goes:
+	// about 13 times smaller than plain at a fraction of gzip's CPU.
+	FormatZstd Format = "zst"
+	// FormatJSONL is plain JSON lines, for grep and jq.
+	FormatJSONL Format = "jsonl"
+	// FormatGzip compresses with gzip as the run goes (what --compress
+	// wrote after the run before zstd), for tools that know only gzip.
+	FormatGzip Format = "gz"
+	// DefaultFormat is what a run writes unless told otherwise.
+	DefaultFormat = FormatZstd
+)
+
+// Formats lists the formats a run can write, the default first.
+func Formats() []Format { return []Format{FormatZstd, FormatJSONL, FormatGzip} }
+
+// FileFor is the name of the history file of format f in a run's output
+// dir: history.jsonl.zst, history.jsonl or history.jsonl.gz ("" is the
+// default format).
+func FileFor(f Format) string {
+	switch f {
+	case "":
+		return FileFor(DefaultFormat)
+	case FormatZstd, FormatGzip:
+		return FileName + "." + string(f)
+	}
+	return FileName
+}
+
+// ParseFormat checks a format's name ("" is the default).
+func ParseFormat(s string) (Format, error) {
+	if s == "" {
+		return DefaultFormat, nil
+	}
+	for _, f := range Formats() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("history format %q: want one of zst, jsonl, gz", s)
+}
+
+// formatOf is the format a path's extension names (plain unless .zst or .gz).
+func formatOf(path string) Format {
+	switch {
+	case strings.HasSuffix(path, ".zst"):
+		return FormatZstd
+	case strings.HasSuffix(path, ".gz"):
+		return FormatGzip
+	}
+	return FormatJSONL
+}
+
+// Writer streams records to a history file while the run goes, in the
+// format its name's extension says (FileFor). It writes whole lines only
+// and flushes at least every FlushEvery: a plain file gets the batch in
+// one write call, a compressed one a complete zstd block or gzip sync
+// flush. A crash of vigil (even SIGKILL) thus leaves a history that loads
+// up to the last flush, and Load says it was cut. Compression runs in the
+// flusher, not under the lock every recorded call takes. Safe for
+// concurrent use.
 type Writer struct {
-	mu     sync.Mutex
-	f      *os.File
+	mu     sync.Mutex // guards buf, err and closed
 	buf    []byte
 	err    error
-	done   chan struct{}
 	closed bool
-	wg     sync.WaitGroup
+
+	// io serializes the flushes, so that batches reach the file in order.
+	io    sync.Mutex
+	f     *os.File
+	z     compressor // nil for a plain file
+	spare []byte     // the last batch's buffer, reused
+
+	kick chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// compressor is zstd's Encoder or gzip's Writer: Flush ends a block that a
+// reader can decode without what follows.
+type compressor interface {
+	io.WriteCloser
+	Flush() error
 }
 
 // FlushEvery bounds how much of a run a crash can lose.
 const FlushEvery = 100 * time.Millisecond
 
-// Create opens path for writing (truncating it) and starts the flusher.
+// Batch sizes: past flushAt the flusher is woken early; past stallAt
+// (the flusher fell behind) Write flushes itself, so memory stays bounded.
+const (
+	flushAt = 1 << 20
+	stallAt = 16 << 20
+)
+
+// Create opens path for writing (truncating it) in the format its
+// extension names and starts the flusher.
 func Create(path string) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, done: make(chan struct{})}
+	w := &Writer{f: f, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	switch formatOf(path) {
+	case FormatZstd:
+		// The fastest level: on this project's runs it compresses as well
+		// as the default level (13x) for the least CPU, which the system
+		// under test shares. One goroutine: the flusher is the only caller.
+		w.z, err = zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	case FormatGzip:
+		w.z = gzip.NewWriter(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	w.wg.Add(1)
 	go w.flusher()
 	return w, nil
@@ -55,19 +152,43 @@ func (w *Writer) flusher() {
 		case <-w.done:
 			return
 		case <-t.C:
-			w.mu.Lock()
-			w.flushLocked()
-			w.mu.Unlock()
+		case <-w.kick:
 		}
+		w.flush()
 	}
 }
 
-func (w *Writer) flushLocked() {
-	if len(w.buf) == 0 || w.err != nil {
-		return
+// flush takes the records written so far and writes them to the file,
+// compressed and flushed to a decodable boundary.
+func (w *Writer) flush() {
+	w.io.Lock()
+	defer w.io.Unlock()
+	w.mu.Lock()
+	batch := w.buf
+	w.buf = w.spare[:0]
+	failed := w.err != nil
+	w.mu.Unlock()
+	if len(batch) > 0 && !failed {
+		if err := w.writeBatch(batch); err != nil {
+			w.mu.Lock()
+			if w.err == nil {
+				w.err = err
+			}
+			w.mu.Unlock()
+		}
 	}
-	_, w.err = w.f.Write(w.buf)
-	w.buf = w.buf[:0]
+	w.spare = batch[:0]
+}
+
+func (w *Writer) writeBatch(b []byte) error {
+	if w.z == nil {
+		_, err := w.f.Write(b)
+		return err
+	}
+	if _, err := w.z.Write(b); err != nil {
+		return err
+	}
+	return w.z.Flush()
 }
 
 // Write appends one record. Errors are sticky and returned by Close too.
@@ -77,18 +198,27 @@ func (w *Writer) Write(r Record) error {
 		return err
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return errors.New("history writer is closed")
 	}
 	w.buf = append(w.buf, line...)
-	if len(w.buf) > 1<<20 {
-		w.flushLocked()
+	n, err := len(w.buf), w.err
+	w.mu.Unlock()
+	switch {
+	case n >= stallAt:
+		w.flush()
+	case n >= flushAt:
+		select {
+		case w.kick <- struct{}{}:
+		default: // already woken
+		}
 	}
-	return w.err
+	return err
 }
 
-// Close flushes and closes the file.
+// Close flushes, ends the compressed stream (so that Load finds the file
+// whole) and closes the file.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -99,16 +229,25 @@ func (w *Writer) Close() error {
 	close(w.done)
 	w.mu.Unlock()
 	w.wg.Wait()
+	w.flush()
+	w.io.Lock()
+	var err error
+	if w.z != nil {
+		err = w.z.Close()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.io.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.flushLocked()
-	if err := w.f.Close(); err != nil && w.err == nil {
+	if w.err == nil {
 		w.err = err
 	}
 	return w.err
 }
 
-// Save writes a whole history to path.
+// Save writes a whole history to path, in the format its extension names.
 func Save(path string, h *History) error {
 	w, err := Create(path)
 	if err != nil {
@@ -123,107 +262,10 @@ func Save(path string, h *History) error {
 	return w.Close()
 }
 
-// Load reads a history file, gzipped or not. A line that is not a valid
-// record is an error naming the file and the line.
-func Load(path string) (*History, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer z.Close()
-		r = z
-	}
-	h, err := Read(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return h, nil
-}
-
-// Read decodes a history from JSON lines.
-func Read(r io.Reader) (*History, error) {
-	h := &History{}
-	br := bufio.NewReaderSize(r, 1<<20)
-	sawMeta := false
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if line[len(line)-1] != '\n' {
-				return nil, fmt.Errorf("line %d: truncated record (no newline at the end of the file); the run was cut off while writing it — delete that line to check the rest", n)
-			}
-			line = bytes.TrimSpace(line)
-			if len(line) == 0 {
-				continue
-			}
-			var rec Record
-			dec := json.NewDecoder(bytes.NewReader(line))
-			dec.DisallowUnknownFields()
-			if derr := dec.Decode(&rec); derr != nil {
-				return nil, fmt.Errorf("line %d: not a history record: %v", n, derr)
-			}
-			if !sawMeta && rec.Meta == nil {
-				return nil, fmt.Errorf("line %d: the first record must be meta; is this a vigil history?", n)
-			}
-			sawMeta = sawMeta || rec.Meta != nil
-			if aerr := h.Add(rec); aerr != nil {
-				return nil, fmt.Errorf("line %d: %v", n, aerr)
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if !sawMeta {
-		return nil, errors.New("empty history: no records")
-	}
-	return h, nil
-}
-
-func jsonLine(r Record) ([]byte, error) {
-	b, err := json.Marshal(r)
-	return append(b, '\n'), err
-}
-
-// InDir returns the history file of a run's output dir: history.jsonl, or
-// history.jsonl.gz when the run was compressed.
-func InDir(dir string) string {
-	plain := filepath.Join(dir, FileName)
-	if _, err := os.Stat(plain); err != nil {
-		if _, errz := os.Stat(plain + ".gz"); errz == nil {
-			return plain + ".gz"
-		}
-	}
-	return plain
-}
-
-// LoadRun loads the history of a saved run from its output dir (InDir)
-// or from its history file, as the commands that read saved runs (vigil
-// check, report, selftest) take either, and returns the file's path. A
-// missing file is an error that says what to give instead.
-func LoadRun(path string) (*History, string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = InDir(path)
-	}
-	h, err := Load(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
-	}
-	return h, path, err
-}
-
 // Compress gzips the history file at path into path.gz and removes path
 // once the copy is complete; it returns the new path. Load reads both.
+// A run writes its history compressed as it goes (FormatZstd); this is
+// for a plain file written before or by hand.
 func Compress(path string) (string, error) {
 	in, err := os.Open(path)
 	if err != nil {
@@ -247,4 +289,17 @@ func Compress(path string) (string, error) {
 		return "", fmt.Errorf("compressing %s: %w", path, err)
 	}
 	return path + ".gz", os.Remove(path)
+}
+
+// InDir returns the history file of a run's output dir: the first of
+// history.jsonl.zst, history.jsonl and history.jsonl.gz that exists, or
+// history.jsonl when none does.
+func InDir(dir string) string {
+	for _, f := range []Format{FormatZstd, FormatJSONL, FormatGzip} {
+		p := filepath.Join(dir, FileFor(f))
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return filepath.Join(dir, FileName)
 }

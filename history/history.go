@@ -79,6 +79,11 @@ type History struct {
 	KubeOps     []KubeOperation
 	KubeWatches []*KubeWatchStream
 
+	// Cut, when not empty, says that the file this history was loaded
+	// from ends before the run did (vigil was killed while writing it):
+	// the records are the complete ones before the cut.
+	Cut string
+
 	watchIndex     map[int64]*WatchStream
 	kubeWatchIndex map[int64]*KubeWatchStream
 }

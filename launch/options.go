@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/workload"
@@ -54,7 +55,12 @@ type Options struct {
 	Sabotage      string
 
 	StartTimeout, CheckTimeout, MaxUnavailable time.Duration
-	Conform, Compress, KeepData                bool
+	Conform, KeepData                          bool
+	// HistoryFormat is how the history is written as the run goes: zst
+	// (the default), jsonl or gz (history.Format). Compress is the old
+	// --compress: gz.
+	HistoryFormat string
+	Compress      bool
 	// FailFast stops the workload at the first violation the live judge
 	// finds; JudgeEvery is the period of its passes (0: none, no live
 	// judging; DefaultOptions sets suites.LiveEvery).
@@ -69,9 +75,10 @@ type Options struct {
 	Vigil string
 
 	// Filled by Resolve.
-	resolved bool
-	schedule chaos.Schedule
-	security fixtures.Security // the security reaching the system under test
+	resolved      bool
+	historyFormat history.Format
+	schedule      chaos.Schedule
+	security      fixtures.Security // the security reaching the system under test
 }
 
 // KubeOptions are the options only --target kube reads.
@@ -99,10 +106,10 @@ func DefaultOptions() Options {
 	return Options{Target: "etcd", Fixture: "process", Members: 3, EtcdVersion: binaries.DefaultEtcdVersion,
 		Workload: workload.DefaultConfig(), FaultInterval: 10 * time.Second, Net: "proxy",
 		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
-		JudgeEvery: suites.LiveEvery,
-		Kine:       defaultKine(),
-		Kube:       KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
-		Given:      map[string]string{}}
+		JudgeEvery:    suites.LiveEvery,
+		Kine:          defaultKine(),
+		Kube:          KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
+		HistoryFormat: string(history.DefaultFormat), Given: map[string]string{}}
 }
 
 // defaultKine is kine's release vigil tests, over SQLite.

@@ -20,6 +20,10 @@ func Recheck(path string, cfg check.Config) (int, error) {
 	if err != nil {
 		return ExitSetup, fmt.Errorf("cannot check: %w", err)
 	}
+	if h.Cut != "" {
+		// The run was killed while writing it: judge what was recorded.
+		fmt.Fprintf(os.Stderr, "vigil: %s\n", h.Cut)
+	}
 	results := suites.Check(h, cfg)
 	r := reports.Summarize(h, results, h.End().Seconds())
 	addProbes(&r)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 	"github.com/vigil-suite/vigil/workload"
@@ -39,6 +40,9 @@ func (o *Options) Resolve() error {
 		return err
 	}
 	if err := o.checkCommon(); err != nil {
+		return err
+	}
+	if err := o.resolveHistoryFormat(); err != nil {
 		return err
 	}
 	if o.Seed == 0 {
@@ -314,5 +318,22 @@ func (o *Options) resolveKube() error {
 		return Usagef("%v", err)
 	}
 	o.Kube.workload = w
+	return nil
+}
+
+// resolveHistoryFormat checks --history-format and the old --compress,
+// which now means gz (written compressed as the run goes, as zst is).
+func (o *Options) resolveHistoryFormat() error {
+	f, err := history.ParseFormat(o.HistoryFormat)
+	if err != nil {
+		return Usagef("--history-format %q: want zst (the default), jsonl (plain, to grep) or gz", o.HistoryFormat)
+	}
+	if o.Compress {
+		if o.given("history-format") && f != history.FormatGzip {
+			return Usagef("--compress is --history-format gz; it does not go with --history-format %s", f)
+		}
+		f = history.FormatGzip
+	}
+	o.historyFormat = f
 	return nil
 }

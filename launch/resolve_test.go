@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-suite/vigil/history"
 )
 
 // resolved resolves the defaults changed by edit, with given naming the
@@ -45,6 +47,8 @@ func TestResolveRefuses(t *testing.T) {
 		{"kube resource", func(o *Options) { o.Target = "kube"; o.Kube.ResourceName = "pods" }, nil, "--resource \"pods\""},
 		{"kube server without CA", func(o *Options) { o.Target = "kube"; o.Kube.Server.URL = "https://127.0.0.1:6443" }, nil, "needs --ca-file"},
 		{"docker proxy fault", func(o *Options) { o.Target = "kube"; o.Fixture = "docker"; o.Faults = "latency" }, nil, "--fixture docker"},
+		{"history format", func(o *Options) { o.HistoryFormat = "json" }, nil, "--history-format \"json\": want zst"},
+		{"compress and plain", func(o *Options) { o.HistoryFormat = "jsonl"; o.Compress = true }, []string{"history-format"}, "does not go with --history-format jsonl"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := resolved(t, c.edit, c.given...)
@@ -93,5 +97,27 @@ func TestRedacted(t *testing.T) {
 	got := Redacted(map[string]string{"password": "s3cret", "token": "t", "user": "root:pw", "members": "3"})
 	if got["password"] != "(redacted)" || got["token"] != "(redacted)" || got["user"] != "root:(redacted)" || got["members"] != "3" {
 		t.Fatalf("Redacted = %v", got)
+	}
+}
+
+// The history is zstd unless told: jsonl to grep, and --compress (gz) as
+// before.
+func TestResolveHistoryFormat(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Options)
+		want string
+	}{
+		{func(o *Options) {}, "history.jsonl.zst"},
+		{func(o *Options) { o.HistoryFormat = "" }, "history.jsonl.zst"},
+		{func(o *Options) { o.HistoryFormat = "jsonl" }, "history.jsonl"},
+		{func(o *Options) { o.Compress = true }, "history.jsonl.gz"},
+	} {
+		o, err := resolved(t, c.edit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.common(nil).HistoryFormat; history.FileFor(got) != c.want {
+			t.Errorf("history file %s, want %s", history.FileFor(got), c.want)
+		}
 	}
 }

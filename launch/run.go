@@ -138,7 +138,7 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 
 // common is what the suites' run of either target takes from the options.
 func (o *Options) common(links chaos.Links) suites.Common {
-	return suites.Common{Out: o.Out, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
+	return suites.Common{Out: o.Out, HistoryFormat: o.historyFormat, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
 		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr,
 		LiveEvery: o.liveEvery(), FailFast: o.FailFast}
 }
@@ -169,7 +169,7 @@ func (e errConformFailed) Error() string {
 func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 	if out.Interrupted {
 		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
-		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in history.jsonl"
+		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in "+history.FileFor(o.historyFormat)
 		writeReports(o.Out, out.History, r, nil)
 		o.tidy(r.Verdict)
 		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, o.Out)
@@ -235,16 +235,11 @@ func openOut(out *string, kind string) (func(), error) {
 	return unregister, nil
 }
 
-// tidy shrinks a finished run's output dir: the history gzipped with
-// Compress, and after a passing run the members' data dirs (most of a
-// run's bytes) removed unless KeepData. A failed run keeps its data for
-// triage. What cannot be tidied is said, not fatal.
+// tidy shrinks a finished run's output dir: after a passing run the
+// members' data dirs (most of a run's bytes) are removed unless KeepData.
+// A failed run keeps its data for triage. (The history is compressed as it
+// is written.) What cannot be tidied is said, not fatal.
 func (o *Options) tidy(verdict string) {
-	if o.Compress {
-		if _, err := history.Compress(filepath.Join(o.Out, history.FileName)); err != nil {
-			fmt.Fprintf(os.Stderr, "vigil: %v\n", err)
-		}
-	}
 	if o.KeepData || verdict != string(check.Pass) {
 		return
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -38,6 +36,7 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 <h1>vigil run: <span class="v {{.VerdictClass}}">{{.Verdict}}</span></h1>
 <p>{{.Target}} · seed {{.Seed}} · {{.Duration}} of workload · vigil {{.Vigil}}{{if .Started}} · started {{.Started}}{{end}}</p>
 {{if .Reason}}<p><b>{{.Reason}}</b></p>{{end}}
+{{if .Cut}}<p><b>The history file was cut short ({{.Cut}}); this page shows its records before the cut.</b></p>{{end}}
 <p>{{.Stats}}</p>
 <p>Reproduce it: <code>{{.Repro}}</code></p>
 {{if .Flags}}<details><summary>flags of the run</summary><table>{{range .Flags}}<tr><td><code>--{{.Name}}</code></td><td><code>{{.Value}}</code></td></tr>{{end}}</table></details>{{end}}
@@ -57,9 +56,14 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 {{end}}<pre>{{.FindingsText}}</pre>{{end}}
 
 <h2 id="plots">Timeline</h2>
-<p>The x axis of every plot is the run's time. Shaded: the faults, each named at its start.{{if .Findings}} Red dashed: the findings' smallest witnesses, at their first record.{{end}}</p>
+<p>The x axis of every plot is the run's time, cut into buckets of {{.Bucket}}: each plot shows per bucket what the calls or events
+in it did (latency and lag as p50, p99 and the slowest; throughput as calls per second), so that the page keeps its size however long
+the run. Shaded: the faults, each named at its start where there is room (all {{.FaultCount}} are listed below).{{if .Findings}}
+Red dashed: the findings' smallest witnesses, at their first record.{{end}}</p>
 {{range .Plots}}<figure>{{.}}</figure>
-{{end}}
+{{end}}{{if .Faults}}<details><summary>the {{.FaultCount}} fault(s)</summary><table><tr><th>fault</th><th>targets</th><th>from (s)</th><th>to (s)</th></tr>
+{{range .Faults}}<tr><td><code>{{.Name}}</code></td><td>{{.Targets}}</td><td>{{.From}}</td><td>{{.To}}</td></tr>
+{{end}}</table></details>{{end}}
 <h2>Files</h2>
 <ul>{{range .Files}}<li><a href="{{.Href}}">{{.Href}}</a>: {{.What}}</li>{{end}}</ul>
 </body></html>
@@ -76,6 +80,7 @@ type pageFinding struct {
 	At            string
 }
 type pageFile struct{ Href, What string }
+type pageFault struct{ Name, Targets, From, To string }
 type pageFlag struct{ Name, Value string }
 
 // WritePage writes report.html for the run in dir from its history and
@@ -106,12 +111,12 @@ func WritePage(dir string, h *history.History, r Result) error {
 		findings = append(findings, pf)
 	}
 	b := bands{faults: h.Faults, markers: markers}
+	drawn, err := timelinePlots(h, b)
+	if err != nil {
+		return err
+	}
 	var plots []template.HTML
-	for _, mk := range []func(*history.History, bands) (*plot.Plot, error){latencyPlot, throughputPlot, watchLagPlot} {
-		p, err := mk(h, b)
-		if err != nil {
-			return err
-		}
+	for _, p := range drawn {
 		svg, err := svgOf(p)
 		if err != nil {
 			return err
@@ -153,6 +158,7 @@ func WritePage(dir string, h *history.History, r Result) error {
 	var files []pageFile
 	for _, f := range []pageFile{
 		{"result.json", "every check's verdict, figures and violations (up to the checkers' cap)"},
+		{"history.jsonl.zst", "the recorded history every check read, zstd-compressed (vigil check re-judges it; zstdcat shows it)"},
 		{"history.jsonl", "the recorded history every check read (vigil check re-judges it)"},
 		{"history.jsonl.gz", "the recorded history, gzipped"},
 		{"linearizability.html", "the linearizability view: the operations of the search window on a timeline, one row per client"},
@@ -168,11 +174,12 @@ func WritePage(dir string, h *history.History, r Result) error {
 		forms = CountForms(h) // a result.json written before forms were counted
 	}
 	var out bytes.Buffer
-	err := pageTmpl.Execute(&out, map[string]any{
+	err = pageTmpl.Execute(&out, map[string]any{
 		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
 		"Target": target, "Seed": r.Seed, "Duration": fmt.Sprintf("%.0f s", r.DurationS), "Vigil": r.Vigil, "Started": started,
 		"Stats": stats, "Repro": reproCommand(dir, r), "Flags": flags, "Checks": checks, "Findings": findings,
-		"FindingsText": text.String(), "Plots": plots, "Files": files,
+		"FindingsText": text.String(), "Plots": plots, "Files": files, "Bucket": newTimeline(h.End()).width.String(),
+		"Faults": faultRows(h.Faults), "FaultCount": len(h.Faults), "Cut": h.Cut,
 		"Forms": forms, "FormsSummary": formsSummary(forms),
 	})
 	if err != nil {
@@ -258,4 +265,24 @@ func witnessTime(h *history.History, v check.Violation) (time.Duration, bool) {
 		return 0, false
 	}
 	return slices.Min(times), true
+}
+
+// maxFaultRows bounds the fault table, as the plots are bounded: a day of
+// faults every 15 s would be 5,760 rows.
+const maxFaultRows = 500
+
+// faultRows lists the faults for the table under the plots, where those
+// too close together to be named on the plots are named; past
+// maxFaultRows, a last row says how many more the history holds.
+func faultRows(faults []history.Fault) []pageFault {
+	var rows []pageFault
+	for i, f := range faults {
+		if i == maxFaultRows {
+			rows = append(rows, pageFault{Name: fmt.Sprintf("and %d more (the history's fault records)", len(faults)-i)})
+			break
+		}
+		rows = append(rows, pageFault{Name: f.Name, Targets: strings.Join(f.Targets, ", "),
+			From: fmt.Sprintf("%.1f", f.Start.Seconds()), To: fmt.Sprintf("%.1f", f.End.Seconds())})
+	}
+	return rows
 }

@@ -76,3 +76,16 @@ func TestWritePageKube(t *testing.T) {
 	g.Expect(page).NotTo(ContainSubstring(">compact ("), "the oracle's etcd calls")
 	g.Expect(page).NotTo(ContainSubstring(">status ("))
 }
+
+// A page drawn from a history cut short (vigil killed) says so.
+func TestWritePageCutHistory(t *testing.T) {
+	g := NewWithT(t)
+	h, err := history.Load(savedRun)
+	g.Expect(err).NotTo(HaveOccurred())
+	h.Cut = "history.jsonl.zst: the compressed history ends before its end"
+	dir := t.TempDir()
+	g.Expect(WritePage(dir, h, Summarize(h, nil, 30))).To(Succeed())
+	b, err := os.ReadFile(filepath.Join(dir, PageFile))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(b)).To(ContainSubstring("The history file was cut short (history.jsonl.zst: the compressed history ends before its end)"))
+}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"maps"
@@ -60,15 +61,41 @@ func (b bands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
 	sty := draw.TextStyle{Color: faultText, Font: plot.DefaultFont, Handler: p.Title.TextStyle.Handler}
 	sty.Font.Size = vg.Points(8)
+	spans := make([][2]vg.Length, len(b.faults))
 	for i, f := range b.faults {
 		x0, x1 := trX(f.Start.Seconds()), trX(f.End.Seconds())
 		if f.End <= f.Start {
 			x1 = x0 + 1
 		}
+		spans[i] = [2]vg.Length{x0, x1}
+	}
+	// Bands less than a point apart are shaded as one, so that a day of
+	// faults costs no more than the plot has points.
+	sorted := slices.Clone(spans)
+	slices.SortFunc(sorted, func(a, b [2]vg.Length) int { return cmp.Compare(a[0], b[0]) })
+	for i := 0; i < len(sorted); {
+		x0, x1 := sorted[i][0], sorted[i][1]
+		for i++; i < len(sorted) && sorted[i][0] <= x1+1; i++ {
+			x1 = max(x1, sorted[i][1])
+		}
 		c.FillPolygon(faultShade, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
-		// Labels alternate in height so that close faults stay legible.
-		y := c.Max.Y - sty.Font.Size*vg.Length(1+i%3)
-		c.FillText(sty, vg.Point{X: x0 + 2, Y: y}, f.Name)
+	}
+	// Labels go on three rows, each fault's on the first row with room
+	// after the label before it there; a fault with no room is shaded
+	// unnamed (the page lists every fault).
+	var rowEnd [3]vg.Length
+	for i := range rowEnd {
+		rowEnd[i] = c.Min.X - 1e6
+	}
+	for i, f := range b.faults {
+		x0 := spans[i][0]
+		for row := range rowEnd {
+			if x0 >= rowEnd[row] {
+				c.FillText(sty, vg.Point{X: x0 + 2, Y: c.Max.Y - sty.Font.Size*vg.Length(1+row)}, f.Name)
+				rowEnd[row] = x0 + 2 + sty.Width(f.Name) + 3
+				break
+			}
+		}
 	}
 	line := draw.LineStyle{Color: markColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
 	msty := sty
@@ -109,52 +136,82 @@ func svgOf(p *plot.Plot) (string, error) {
 	return s[max(strings.Index(s, "<svg"), 0):], nil
 }
 
-// latencyPlot: every call's latency at its start, by kind, the calls of
-// the system under test as facts.Calls lists them; definite errors in red,
-// calls left unanswered (of unknown outcome) in orange.
-func latencyPlot(h *history.History, b bands) (*plot.Plot, error) {
-	p := newPlot("call latency", "latency (ms, log)", h.End(), b)
+// timelinePlots are the page's plots of h over its run: latency,
+// throughput and watch delivery lag, each aggregated into the same buckets.
+func timelinePlots(h *history.History, b bands) ([]*plot.Plot, error) {
+	t := newTimeline(h.End())
+	calls := facts.Calls(h)
+	var plots []*plot.Plot
+	for _, mk := range []func(*history.History, timeline, []facts.Call, bands) (*plot.Plot, error){latencyPlot, throughputPlot, watchLagPlot} {
+		p, err := mk(h, t, calls, b)
+		if err != nil {
+			return nil, err
+		}
+		headroom(p)
+		plots = append(plots, p)
+	}
+	return plots, nil
+}
+
+// headroom raises the top of p's y axis by a fifth of its height (on its
+// scale), so that the fault names along the top do not hide the data.
+func headroom(p *plot.Plot) {
+	if p.Y.Max <= p.Y.Min {
+		return
+	}
+	if _, log := p.Y.Scale.(plot.LogScale); log && p.Y.Min > 0 {
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.2)
+		return
+	}
+	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.2
+}
+
+// latencyPlot: the latency of the calls started in each bucket, by kind
+// (the calls of the system under test, as facts.Calls lists them): p50
+// and p99 as lines, the slowest as a dot; the slowest call with a definite
+// error (red cross) and the slowest left unanswered (of unknown outcome,
+// orange triangle) of each bucket that had any.
+func latencyPlot(h *history.History, t timeline, calls []facts.Call, b bands) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("call latency by kind, %s: p50 thin, p99 thick, slowest dot", t.per()), "latency (ms, log)", t.span, b)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	byKind := map[string]plotter.XYs{}
-	var failed, unanswered plotter.XYs
-	for _, c := range facts.Calls(h) {
-		pt := plotter.XY{X: c.Start.Seconds(), Y: math.Max(float64(c.Ret-c.Start)/1e6, 0.01)}
+	byKind := map[string]samples{}
+	failed, unanswered := t.samples(), t.samples()
+	for _, c := range calls {
+		i, ms := t.bucket(c.Start), math.Max(float64(c.Ret-c.Start)/1e6, 0.01)
 		switch {
 		case !c.Ok:
-			unanswered = append(unanswered, pt)
+			unanswered.add(i, ms)
 		case c.Failed:
-			failed = append(failed, pt)
+			failed.add(i, ms)
 		default:
-			byKind[c.Kind] = append(byKind[c.Kind], pt)
+			if byKind[c.Kind] == nil {
+				byKind[c.Kind] = t.samples()
+			}
+			byKind[c.Kind].add(i, ms)
 		}
 	}
 	for i, k := range slices.Sorted(maps.Keys(byKind)) {
-		if err := addScatter(p, byKind[k], k, kindColors[i%len(kindColors)], draw.CircleGlyph{}, 1.2); err != nil {
+		s := byKind[k]
+		if err := spreadLines(p, t, s, fmt.Sprintf("%s (%d)", k, s.count()), kindColors[i%len(kindColors)]); err != nil {
 			return nil, err
 		}
 	}
-	if err := addScatter(p, failed, "failed", failColor, draw.CrossGlyph{}, 2.5); err != nil {
-		return nil, err
-	}
-	if err := addScatter(p, unanswered, "unanswered", maybeColor, draw.TriangleGlyph{}, 2.5); err != nil {
-		return nil, err
+	for _, m := range []struct {
+		s     samples
+		name  string
+		col   color.Color
+		glyph draw.GlyphDrawer
+	}{{failed, "failed", failColor, draw.CrossGlyph{}}, {unanswered, "unanswered", maybeColor, draw.TriangleGlyph{}}} {
+		s, err := addMarks(p, m.s.quantiles(t, 1)[0], m.col, m.glyph, 2.5)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			p.Legend.Add(fmt.Sprintf("%s (%d)", m.name, m.s.count()), s)
+		}
 	}
 	return p, nil
-}
-
-func addScatter(p *plot.Plot, pts plotter.XYs, name string, col color.Color, glyph draw.GlyphDrawer, radius float64) error {
-	if len(pts) == 0 {
-		return nil
-	}
-	s, err := plotter.NewScatter(pts)
-	if err != nil {
-		return err
-	}
-	s.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(radius), Shape: glyph}
-	p.Add(s)
-	p.Legend.Add(fmt.Sprintf("%s (%d)", name, len(pts)), s)
-	return nil
 }
 
 // series is one line of the throughput plot: the calls it counts.
@@ -164,11 +221,10 @@ type series struct {
 	pick func(facts.Call) bool
 }
 
-// throughputPlot: calls per second answered, failed and unanswered; for
-// Kubernetes also the 410s and the lists.
-func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
-	end := h.End()
-	p := newPlot("throughput", "calls per second", end, b)
+// throughputPlot: calls per second started in each bucket, answered,
+// failed and unanswered; for Kubernetes also the 410s and the lists.
+func throughputPlot(h *history.History, t timeline, calls []facts.Call, b bands) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("throughput, %s", t.per()), "calls per second", t.span, b)
 	all := []series{
 		{"answered", okColor, func(c facts.Call) bool { return c.Ok && !c.Failed }},
 		{"failed", failColor, func(c facts.Call) bool { return c.Failed }},
@@ -178,22 +234,23 @@ func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
 		all = append(all, series{"410 Gone", kindColors[2], func(c facts.Call) bool { return c.Status == 410 }},
 			series{"lists", kindColors[1], func(c facts.Call) bool { return c.Kind == string(history.KubeList) }})
 	}
-	cs := facts.Calls(h)
-	n := int(end/time.Second) + 1
 	for _, s := range all {
-		pts := make(plotter.XYs, n)
+		pts := make(plotter.XYs, t.n)
 		for i := range pts {
-			pts[i].X = float64(i) + 0.5
+			pts[i].X = t.x(i)
 		}
 		total := 0
-		for _, c := range cs {
-			if i := int(c.Start / time.Second); s.pick(c) && i >= 0 && i < n {
+		for _, c := range calls {
+			if i := t.bucket(c.Start); s.pick(c) && i >= 0 {
 				pts[i].Y++
 				total++
 			}
 		}
 		if total == 0 {
 			continue
+		}
+		for i := range pts {
+			pts[i].Y /= t.width.Seconds()
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -206,19 +263,26 @@ func throughputPlot(h *history.History, b bands) (*plot.Plot, error) {
 	return p, nil
 }
 
-// watchLagPlot: for every event a watch delivered, how long after the
-// write that made its revision was acknowledged it arrived (a write never
-// acknowledged has no point); a color per watch; progress notifications
-// as marks on the axis.
-func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
-	p := newPlot("watch delivery lag", "lag (ms)", h.End(), b)
+// lagFloor is the least lag drawn (ms): the axis is logarithmic, and the
+// progress notifications are marked on it.
+const lagFloor = 0.1
+
+// watchLagPlot: how long after the write that made its revision was
+// acknowledged each event a watch delivered arrived (a write never
+// acknowledged has no lag), over every watch's events received in each
+// bucket: p50, p99 and the slowest; the buckets with progress
+// notifications (or bookmarks) marked on the axis.
+func watchLagPlot(h *history.History, t timeline, _ []facts.Call, b bands) (*plot.Plot, error) {
+	p := newPlot("", "lag (ms, log)", t.span, b)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	// When each revision's write was acknowledged. A Kubernetes run's etcd
 	// operations and watches are vigil's oracle, not the system under test.
 	kubeRun := h.Meta.Target.Kind == "kube"
 	committed := map[int64]time.Duration{}
 	for i := range h.Operations {
 		if rev, ok := facts.AckedWriteRevision(&h.Operations[i]); ok && !kubeRun {
-			if t, seen := committed[rev]; !seen || h.Operations[i].Return < t {
+			if at, seen := committed[rev]; !seen || h.Operations[i].Return < at {
 				committed[rev] = h.Operations[i].Return
 			}
 		}
@@ -230,68 +294,82 @@ func watchLagPlot(h *history.History, b bands) (*plot.Plot, error) {
 			}
 		}
 	}
-	var progress plotter.XYs
-	watchers := 0
-	add := func(pts plotter.XYs) error {
-		if len(pts) == 0 {
-			return nil
+	lags, progress := t.samples(), make([]int, t.n)
+	watches, notes := 0, 0
+	lag := func(at, write time.Duration) { lags.add(t.bucket(at), math.Max(float64(at-write)/1e6, lagFloor)) }
+	note := func(at time.Duration) {
+		if i := t.bucket(at); i >= 0 {
+			progress[i]++
+			notes++
 		}
-		s, err := plotter.NewScatter(pts)
-		if err != nil {
-			return err
-		}
-		s.GlyphStyle = draw.GlyphStyle{Color: kindColors[watchers%len(kindColors)], Radius: vg.Points(1), Shape: draw.CircleGlyph{}}
-		watchers++
-		p.Add(s)
-		return nil
 	}
 	for _, w := range h.Watches {
 		if kubeRun {
 			break
 		}
-		var pts plotter.XYs
+		before := lags.count()
 		for _, r := range w.Responses {
 			if r.Progress {
-				progress = append(progress, plotter.XY{X: r.Time.Seconds(), Y: 0})
+				note(r.Time)
 			}
 			for _, e := range r.Events {
-				if t, ok := committed[e.Revision()]; ok {
-					pts = append(pts, plotter.XY{X: r.Time.Seconds(), Y: math.Max(float64(r.Time-t)/1e6, 0)})
+				if at, ok := committed[e.Revision()]; ok {
+					lag(r.Time, at)
 				}
 			}
 		}
-		if err := add(pts); err != nil {
-			return nil, err
+		if lags.count() > before {
+			watches++
 		}
 	}
 	for _, w := range h.KubeWatches {
-		var pts plotter.XYs
+		before := lags.count()
 		for _, e := range w.Events {
 			if e.Object == nil {
 				continue
 			}
 			if e.Type == history.KubeBookmark {
-				progress = append(progress, plotter.XY{X: e.Time.Seconds(), Y: 0})
+				note(e.Time)
 				continue
 			}
 			rv, parsed := facts.ParseRV(e.Object.ResourceVersion)
-			if t, ok := committed[rv]; ok && parsed {
-				pts = append(pts, plotter.XY{X: e.Time.Seconds(), Y: math.Max(float64(e.Time-t)/1e6, 0)})
+			if at, ok := committed[rv]; ok && parsed {
+				lag(e.Time, at)
 			}
 		}
-		if err := add(pts); err != nil {
-			return nil, err
+		if lags.count() > before {
+			watches++
 		}
 	}
-	if len(progress) > 0 {
-		s, err := plotter.NewScatter(progress)
+	q := lags.quantiles(t, 0.5, 0.99, 1)
+	for i, line := range []struct {
+		name string
+		col  color.Color
+	}{{"p50", okColor}, {"p99", kindColors[2]}} {
+		l, err := addRuns(p, t, q[i], draw.LineStyle{Color: line.col, Width: vg.Points(1.5)})
 		if err != nil {
 			return nil, err
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.5), Shape: draw.PyramidGlyph{}}
-		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("progress notifications / bookmarks (%d)", len(progress)), s)
+		if l != nil {
+			p.Legend.Add(line.name, l)
+		}
 	}
-	p.Title.Text = fmt.Sprintf("watch delivery lag behind the acknowledged write (%d watches with events, a color each)", watchers)
+	if s, err := addMarks(p, q[2], kindColors[3], draw.CircleGlyph{}, 1.3); err != nil {
+		return nil, err
+	} else if s != nil {
+		p.Legend.Add("slowest", s)
+	}
+	var marks plotter.XYs
+	for i, n := range progress {
+		if n > 0 {
+			marks = append(marks, plotter.XY{X: t.x(i), Y: lagFloor})
+		}
+	}
+	if s, err := addMarks(p, marks, color.Black, draw.PyramidGlyph{}, 2.5); err != nil {
+		return nil, err
+	} else if s != nil {
+		p.Legend.Add(fmt.Sprintf("progress notifications / bookmarks (%d)", notes), s)
+	}
+	p.Title.Text = fmt.Sprintf("watch delivery lag behind the acknowledged write, %s: %d events of %d watches", t.per(), lags.count(), watches)
 	return p, nil
 }

@@ -67,7 +67,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			expectEveryForm(g, h)
 
 			// What was written to disk is what was checked.
-			saved, err := history.Load(dir + "/" + history.FileName)
+			saved, err := history.Load(history.InDir(dir))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(saved.Operations).To(HaveLen(len(h.Operations)))
 			g.Expect(saved.Watches).To(HaveLen(len(h.Watches)))

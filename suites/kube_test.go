@@ -140,7 +140,7 @@ func TestKubeRun(t *testing.T) {
 			g.Expect(final && end).To(BeTrue(), "final-write and end marks")
 			g.Expect(fin.Revision).To(BeNumerically(">", 0))
 
-			saved, err := history.Load(dir + "/" + history.FileName)
+			saved, err := history.Load(history.InDir(dir))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(saved.KubeOps).To(HaveLen(len(h.KubeOps)))
 			g.Expect(saved.KubeWatches).To(HaveLen(len(h.KubeWatches)))

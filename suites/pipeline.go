@@ -23,10 +23,13 @@ import (
 
 // Common is what a run of either target takes besides its workload.
 type Common struct {
-	Out   string // output dir; history.jsonl goes there as the run goes
-	Seed  int64
-	Vigil string // vigil's version, for the history's metadata
-	Flags map[string]string
+	Out string // output dir; the history goes there as the run goes
+	// HistoryFormat is how the history file is written ("": zstd, as
+	// history.jsonl.zst; history.FileFor names each format's file).
+	HistoryFormat history.Format
+	Seed          int64
+	Vigil         string // vigil's version, for the history's metadata
+	Flags         map[string]string
 	// Checks configures the checkers that judge the history.
 	Checks check.Config
 	// Sabotage, if set, names a sabotage mode of the run's target
@@ -106,7 +109,7 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 		return nil, err
 	}
 	defer undo()
-	w, err := history.Create(filepath.Join(c.Out, history.FileName))
+	w, err := history.Create(filepath.Join(c.Out, history.FileFor(c.HistoryFormat)))
 	if err != nil {
 		return nil, err
 	}

@@ -106,9 +106,10 @@ func TestRecordingWatchEnds(t *testing.T) {
 }
 
 // BenchmarkRecordingDo measures what recording adds to each call: ids,
-// two clock reads, one JSON line to the history file.
+// two clock reads, one JSON line to the history file (compressed by the
+// writer's flusher, as in a run).
 func BenchmarkRecordingDo(b *testing.B) {
-	w, err := history.Create(filepath.Join(b.TempDir(), history.FileName))
+	w, err := history.Create(filepath.Join(b.TempDir(), history.FileFor(history.DefaultFormat)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@
 //		vigiltest.RunEtcd(t, endpoints, vigiltest.Options{Duration: 20 * time.Second})
 //	}
 //
-// The run's files (history.jsonl, result.json, junit.xml) are kept, and
+// The run's files (history.jsonl.zst, result.json, junit.xml) are kept, and
 // their place logged, when the test fails.
 package vigiltest
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/history"
 )
 
 // A server that dies mid-run and never comes back fails the run, saying
@@ -41,7 +42,7 @@ func TestDeadServerFailsTheRun(t *testing.T) {
 	if !strings.Contains(res.stdout, "run/availability") || !strings.Contains(res.stdout, "unavailable since t=") {
 		t.Errorf("the verdict does not say the server became unavailable:\n%s", res.stdout)
 	}
-	if _, err := os.Stat(filepath.Join(out, "history.jsonl")); err != nil {
+	if _, err := os.Stat(history.InDir(out)); err != nil {
 		t.Errorf("the failed run kept no history: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -20,7 +21,7 @@ func cmdCheck(fset *flag.FlagSet) action {
 	maxUnavailable := fset.Duration("max-unavailable", check.DefaultConfig().MaxUnavailable, "run/availability: how long clients may go unanswered after the faults around an outage healed")
 	return func(pos []string) (int, error) {
 		if len(pos) != 1 {
-			return exitSetup, usageError("vigil check takes one argument: the output dir of a run (or its history.jsonl)")
+			return exitSetup, usageError("vigil check takes one argument: the output dir of a run (or its history file)")
 		}
 		return checkSaved(pos[0], *linTimeout, *maxUnavailable)
 	}
@@ -40,6 +41,7 @@ func cmdReport(fset *flag.FlagSet) action {
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot report: %w", err)
 		}
+		warnCut(h)
 		dir := filepath.Dir(path)
 		r, err := reports.ReadJSON(filepath.Join(dir, "result.json"))
 		if err != nil {
@@ -50,5 +52,13 @@ func cmdReport(fset *flag.FlagSet) action {
 		}
 		fmt.Println(filepath.Join(dir, reports.PageFile))
 		return exitPass, nil
+	}
+}
+
+// warnCut says when a saved history was cut short (its run killed while
+// writing it): what follows judges or draws the records before the cut.
+func warnCut(h *history.History) {
+	if h.Cut != "" {
+		fmt.Fprintf(os.Stderr, "vigil: %s\n", h.Cut)
 	}
 }

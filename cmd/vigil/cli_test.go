@@ -158,7 +158,7 @@ func TestRunThenCheck(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("vigil run exit %d, want 0\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, f := range []string{"result.json", "junit.xml", "history.jsonl", "members/m0/etcd.log"} {
+	for _, f := range []string{"result.json", "junit.xml", history.FileFor(history.DefaultFormat), "members/m0/etcd.log"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("run did not write %s: %v", f, err)
 		}
@@ -192,7 +192,7 @@ func TestRunThenCheck(t *testing.T) {
 	// Remove one event from the middle of a watch that saw many.
 	bad := filepath.Join(t.TempDir(), "bad")
 	os.MkdirAll(bad, 0o755)
-	watch, rev := removeOneEvent(t, filepath.Join(out, history.FileName), filepath.Join(bad, history.FileName))
+	watch, rev := removeOneEvent(t, history.InDir(out), filepath.Join(bad, history.FileName))
 	broken := vigil(t, 2*time.Minute, "check", bad)
 	if broken.code != 1 {
 		t.Fatalf("check of a history missing an event: exit %d, want 1\n%s%s", broken.code, broken.stdout, broken.stderr)
@@ -277,7 +277,7 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 			if r.Verdict != reports.VerdictError || !strings.Contains(r.Reason, "interrupted") {
 				t.Errorf("result after %s: verdict %q reason %q", sig, r.Verdict, r.Reason)
 			}
-			if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
+			if _, err := history.Load(history.InDir(out)); err != nil {
 				t.Errorf("the partial history does not load: %v", err)
 			}
 		})
@@ -340,7 +340,7 @@ func TestClosedStdoutLeavesNothing(t *testing.T) {
 	}
 	assertNothingLeft(t, out)
 	readResult(t, filepath.Join(out, "result.json"))
-	if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
+	if _, err := history.Load(history.InDir(out)); err != nil {
 		t.Errorf("the history does not load: %v", err)
 	}
 }
@@ -376,7 +376,7 @@ func TestKilledVigilTakesMembersAlong(t *testing.T) {
 	if strings.Contains(vigil(t, time.Minute, "cleanup").stdout, out) {
 		t.Fatal("a second cleanup still finds the killed run")
 	}
-	if _, err := history.Load(filepath.Join(out, history.FileName)); err != nil {
+	if _, err := history.Load(history.InDir(out)); err != nil {
 		t.Errorf("the history of a killed run does not load: %v", err)
 	}
 }

@@ -66,7 +66,7 @@ undecided), 3 usage or setup error.`,
 	add(&cobra.Command{
 		Use:   "check DIR",
 		Short: "re-run the checkers on a saved run, offline",
-		Long: `Re-run the checkers on a saved run (its output dir, or its history.jsonl).
+		Long: `Re-run the checkers on a saved run (its output dir, or its history file).
 The verdicts go to DIR/check/; the run's own result stays as it was.`,
 		Args:    cobra.ExactArgs(1),
 		Example: "  vigil check runs/20261124-101500-42 --check-timeout 10m",
@@ -203,7 +203,7 @@ var runFlagGroups = []struct {
 	flags []string
 }{
 	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "clients", "rate", "keys", "watchers",
-		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform", "compress", "keep-data",
+		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform", "history-format", "compress", "keep-data",
 		"fail-fast", "judge-every"}},
 	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",
 		"compaction-batch-limit", "watch-progress-notify-interval", "tls", "auth", "cacert", "cert", "key", "user", "password"}},

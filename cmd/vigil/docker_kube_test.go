@@ -26,7 +26,7 @@ func TestDockerKubeRun(t *testing.T) {
 	if r.Verdict != "pass" || r.Target.Kind != "kube" || r.Target.Fixture != "docker" {
 		t.Fatalf("verdict %s, target %+v; want pass, kube in docker", r.Verdict, r.Target)
 	}
-	h, err := history.Load(filepath.Join(out, history.FileName))
+	h, err := history.Load(history.InDir(out))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestDockerRun(t *testing.T) {
 			t.Errorf("check %s: %s", c.Name, c.Verdict)
 		}
 	}
-	h, err := history.Load(filepath.Join(out, history.FileName))
+	h, err := history.Load(history.InDir(out))
 	if err != nil {
 		t.Fatal(err)
 	}

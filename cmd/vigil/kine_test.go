@@ -88,7 +88,7 @@ func TestRunKine(t *testing.T) {
 			g.Expect(c.Reason).To(ContainSubstring("refuses serializable reads"))
 		}
 	}
-	h, err := history.Load(filepath.Join(out, history.FileName))
+	h, err := history.Load(history.InDir(out))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(h.Meta.Target.Fixture).To(Equal("kine"))
 	g.Expect(h.Meta.Refuses).To(HaveKey("delete"))

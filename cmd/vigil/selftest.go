@@ -21,12 +21,13 @@ func cmdSelftest(fset *flag.FlagSet) action {
 	wide := outputFlag(fset)
 	return func(pos []string) (int, error) {
 		if len(pos) != 1 {
-			return exitSetup, usageError("vigil selftest takes one argument: the output dir of a passing run (or its history.jsonl)")
+			return exitSetup, usageError("vigil selftest takes one argument: the output dir of a passing run (or its history file)")
 		}
 		h, _, err := history.LoadRun(pos[0])
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot self-test: %w", err)
 		}
+		warnCut(h)
 		fmt.Fprintf(os.Stderr, "corrupting %s: up to %d corruptions of each kind, each judged by the check that owns it (and by all where it misses)\n", pos[0], *perKind)
 		rep, err := selftest.Run(h, selftest.Config{PerKind: *perKind, Seed: *seed, Checks: check.DefaultConfig(), Only: *only,
 			AllChecks: *allChecks})

@@ -136,7 +136,7 @@ func TestRunOwnClusterOverTLS(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	h, err := history.Load(filepath.Join(out, history.FileName))
+	h, err := history.Load(history.InDir(out))
 	if err != nil {
 		t.Fatal(err)
 	}

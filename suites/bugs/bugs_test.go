@@ -221,7 +221,7 @@ func TestKnownBugReproducedEndToEnd(t *testing.T) {
 	g.Expect(row.Detected).To(BeNumerically(">", 0))
 	// The attempt is an ordinary run dir: a history vigil check can read.
 	last := row.Dirs[len(row.Dirs)-1]
-	h, err := history.Load(filepath.Join(last, history.FileName))
+	h, err := history.Load(history.InDir(last))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(h.Faults).NotTo(BeEmpty())
 	_, err = os.Stat(filepath.Join(last, "result.json"))

@@ -1,0 +1,128 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Load reads a history file: plain JSON lines, zstd or gzip (told by the
+// file's first bytes, not its name). A line that is not a valid record is
+// an error naming the file and the line. A file that ends inside a record
+// or a compressed stream that ends before its end (a run killed while
+// writing) loads up to its last complete record, and History.Cut says so.
+func Load(path string) (*History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	var r io.Reader = br
+	magic, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		// One goroutine: the JSON decoding after it is the slow part.
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	h, err := Read(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if h.Cut != "" {
+		h.Cut = path + ": " + h.Cut
+	}
+	return h, nil
+}
+
+// Read decodes a history from JSON lines. When r ends inside a record, or
+// fails with io.ErrUnexpectedEOF (a compressed stream cut short), the
+// records before are the history and Cut says where it ends.
+func Read(r io.Reader) (*History, error) {
+	h := &History{}
+	br := bufio.NewReaderSize(r, 1<<20)
+	sawMeta := false
+	records := 0
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if len(line) > 0 && line[len(line)-1] != '\n' {
+			// The writer writes whole lines only: a line without its
+			// newline is a record the run did not finish writing.
+			h.Cut = fmt.Sprintf("the history ends inside line %d: loaded the %d complete records before it (the run was killed while writing it?)", n, records)
+			break
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			var rec Record
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.DisallowUnknownFields()
+			if derr := dec.Decode(&rec); derr != nil {
+				return nil, fmt.Errorf("line %d: not a history record: %v", n, derr)
+			}
+			if !sawMeta && rec.Meta == nil {
+				return nil, fmt.Errorf("line %d: the first record must be meta; is this a vigil history?", n)
+			}
+			sawMeta = sawMeta || rec.Meta != nil
+			if aerr := h.Add(rec); aerr != nil {
+				return nil, fmt.Errorf("line %d: %v", n, aerr)
+			}
+			records++
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			h.Cut = fmt.Sprintf("the compressed history ends before its end: loaded its %d complete records (the run was killed while writing it?)", records)
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if !sawMeta {
+		if h.Cut != "" {
+			return nil, fmt.Errorf("empty history: no complete record (%s)", h.Cut)
+		}
+		return nil, errors.New("empty history: no records")
+	}
+	return h, nil
+}
+
+func jsonLine(r Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	return append(b, '\n'), err
+}
+
+// LoadRun loads the history of a saved run from its output dir (InDir)
+// or from its history file, as the commands that read saved runs (vigil
+// check, report, selftest) take either, and returns the file's path. A
+// missing file is an error that says what to give instead. A history cut
+// short loads; its Cut says so, for the command to tell.
+func LoadRun(path string) (*History, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = InDir(path)
+	}
+	h, err := Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
+	}
+	return h, path, err
+}
