@@ -48,6 +48,10 @@ type WorkloadConfig struct {
 	// when asked before the run, with its words; RunEtcd fills it in and
 	// the workload avoids them.
 	Refused map[string]string
+	// NoEventFilters opens every watch without NoPut or NoDelete, as
+	// Kubernetes does (the kubernetes profile): a server is then not
+	// judged on filters Kubernetes never asks for.
+	NoEventFilters bool
 	// kubeLikeMix: the target refuses what the default mix sends, so the
 	// clients send the Kubernetes storage layer's requests instead.
 	kubeLikeMix bool
