@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -76,6 +77,10 @@ func ProfilesOf(name string) []string {
 	}
 	return check.EtcdOnly
 }
+
+// KubernetesProbes lists the etcd probes in the kubernetes profile, by
+// name.
+func KubernetesProbes() []string { return slices.Sorted(maps.Keys(kubernetesProbes)) }
 
 // KubernetesReason says where Kubernetes relies on an etcd probe's
 // behaviour ("" for a probe outside the kubernetes profile).
