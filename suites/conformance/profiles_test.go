@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -149,6 +150,26 @@ func TestDeclaredLimitationExcusesOnlyWhatItNames(t *testing.T) {
 		lims := conformance.LimitationsFor(map[string]string{l.Name: "x"})
 		if len(lims) != 1 || !slices.Equal(lims[0].Probes, l.Probes) {
 			t.Errorf("%s: the probes it excuses (%v) are not the ones documented (%v)", l.Name, lims, l.Probes)
+		}
+	}
+}
+
+// docs/profiles.md names every probe of the kubernetes profile and every
+// limitation, so the doc and the tagging cannot drift apart unseen.
+func TestProfilesDocNamesEveryProbeAndLimitation(t *testing.T) {
+	b, err := os.ReadFile("../../docs/profiles.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, name := range conformance.KubernetesProbes() {
+		if !strings.Contains(doc, "`"+name+"`") {
+			t.Errorf("docs/profiles.md does not name %s, a probe of the kubernetes profile", name)
+		}
+	}
+	for _, l := range check.Limitations() {
+		if !strings.Contains(doc, "| `"+l.Name+"` |") {
+			t.Errorf("docs/profiles.md does not list the limitation %s", l.Name)
 		}
 	}
 }
