@@ -274,7 +274,7 @@ func (o *Options) setupFailed(err error) error {
 	err = SetupError(err)
 	r := reports.Result{Format: reports.ResultFormat, Vigil: o.Vigil, Flags: Redacted(o.Given), Verdict: reports.VerdictError,
 		Reason: err.Error(), SetupFailed: true, Seed: o.Seed, Target: history.Target{Kind: o.Target, Fixture: o.Fixture},
-		Checks: []check.Result{}}
+		Checks: []check.Result{}, Profile: o.Profile, Limitations: o.limitations}
 	writeResult(o.Out, r)
 	return err
 }
