@@ -275,6 +275,10 @@ type Target struct {
 // version it returns is 0).
 const LimitationNoVersions = "no-versions"
 
+// LimitationNoSizeLimit: the target accepts requests of any size, where
+// etcd refuses those over its limit (1.5 MiB by default).
+const LimitationNoSizeLimit = "no-size-limit"
+
 // Meta is the first record of every history.
 type Meta struct {
 	Format   int               `json:"format"`
@@ -289,6 +293,10 @@ type Meta struct {
 	// (LimitationNoVersions, ...), with where it says so; checks report
 	// what they alone explain as a documented limitation.
 	Limitations map[string]string `json:"limitations,omitempty"`
+	// Profile is what the run held the target to ("" or "etcd": the whole
+	// API; "kubernetes": what Kubernetes relies on); checks outside it are
+	// reported but do not decide the verdict.
+	Profile string `json:"profile,omitempty"`
 	// Refuses names what the target refused when asked before the run,
 	// with its words: request forms (FormOf, WatchForms, call kinds) and
 	// the capabilities histories named before forms were probed (CapDelete,

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/fixtures/kine"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
@@ -21,13 +23,21 @@ import (
 // ConformOptions are the options of `vigil conform`: the deterministic
 // probes against a target, compared with a reference server vigil starts.
 type ConformOptions struct {
-	Target      string // etcd or kube
-	Endpoints   string // an etcd-API server the user runs
-	Fixture     string // what vigil starts when none is given: process, kine or command
-	Command     string
-	Kine        KineOptions
-	Security    EtcdSecurity
-	Limitations string // none or kine: whose documented departures are not failures
+	Target    string // etcd or kube
+	Endpoints string // an etcd-API server the user runs
+	Fixture   string // what vigil starts when none is given: process, kine or command
+	Command   string
+	Kine      KineOptions
+	Security  EtcdSecurity
+	// Limitations are the --limitation values (names of
+	// check.Limitations, kine, none; each may be comma-separated): the
+	// documented departures declared for the target. Empty: kine's own
+	// with --fixture kine, else none.
+	Limitations []string
+	// Profile is what the target is held to: etcd (every probe) or
+	// kubernetes (the probes of what Kubernetes relies on; the others are
+	// reported but fail nothing).
+	Profile     string
 	EtcdVersion string
 	Reference   string // none, default or a version
 	Only        string // comma-separated probes, areas (watch/) or behaviours (name@)
@@ -45,7 +55,7 @@ type ConformOptions struct {
 
 // DefaultConformOptions are the options of a bare `vigil conform`.
 func DefaultConformOptions() ConformOptions {
-	return ConformOptions{Target: "etcd", Fixture: "process", EtcdVersion: binaries.DefaultEtcdVersion, Reference: "default",
+	return ConformOptions{Target: "etcd", Fixture: "process", Profile: check.ProfileEtcd, EtcdVersion: binaries.DefaultEtcdVersion, Reference: "default",
 		KubeVersion: binaries.DefaultKubeVersion, WatchCache: true, Resources: "all",
 		Kine: defaultKine()}
 }
@@ -58,9 +68,13 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 	if err != nil {
 		return ExitSetup, err
 	}
+	declared, err := o.declared()
+	if err != nil {
+		return ExitSetup, err
+	}
 	if o.List {
 		for _, p := range probes {
-			fmt.Printf("%-50s %s\n", p.Name, p.Title)
+			fmt.Printf("%-50s %-18s %s\n", p.Name, strings.Join(conformance.ProfilesOf(p.Name), ","), p.Title)
 		}
 		return ExitPass, nil
 	}
@@ -93,10 +107,7 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 	if err != nil {
 		return ExitSetup, SetupError(err)
 	}
-	var lims []conformance.Limitation
-	if o.Limitations == "kine" || o.Limitations == "" && o.Fixture == "kine" {
-		lims = conformance.KineLimitations()
-	}
+	lims := conformance.LimitationsFor(declared)
 	results, refName, err := differential(ctx, target, startRef, lims)
 	if err != nil {
 		return ExitSetup, err
@@ -113,8 +124,9 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		fmt.Print(results[0].Reproduction())
 		return ExitPass, nil
 	}
-	results = conformance.ApplyLimitations(results, lims)
+	results = conformance.ApplyProfile(conformance.ApplyLimitations(results, lims), o.Profile)
 	rep := conformance.NewReport(target.name, refName, results)
+	rep.Profile, rep.Limitations = o.Profile, declared
 	if err := rep.Write(o.Out); err != nil {
 		return ExitSetup, err
 	}
@@ -129,11 +141,30 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 	return ExitPass, nil
 }
 
+// declared are the limitations declared for the target, by name, with
+// where it states each: --limitation's, or kine's own with --fixture kine.
+func (o *ConformOptions) declared() (map[string]string, error) {
+	lims, err := resolveLimitations(o.Limitations)
+	if err != nil {
+		return nil, err
+	}
+	if lims == nil && o.Fixture == "kine" {
+		lims = kine.Documented()
+	}
+	return lims, nil
+}
+
 // check checks the options against each other; it returns the probes of
 // the target, the Kubernetes resources to probe and the Kubernetes server
 // the user named (nil: vigil starts one).
 func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Config, error) {
 	given := func(name string) bool { _, ok := o.Given[name]; return ok }
+	if err := resolveProfile(&o.Profile); err != nil {
+		return nil, nil, nil, err
+	}
+	if o.Target == "kube" && len(o.Limitations) > 0 {
+		return nil, nil, nil, Usagef("--limitation declares departures from the etcd API: it goes with --target etcd")
+	}
 	var probes []conformance.Info
 	switch o.Target {
 	case "etcd":
@@ -151,8 +182,6 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 			return nil, nil, nil, Usagef("--fixture command and --command go together")
 		case o.Kine.check() != nil:
 			return nil, nil, nil, o.Kine.check()
-		case o.Limitations != "" && o.Limitations != "none" && o.Limitations != "kine":
-			return nil, nil, nil, Usagef("--limitations %q: want none or kine", o.Limitations)
 		case o.Fixture != "kine" && (given("kine-version") || given("kine-binary") || given("kine-backend")):
 			return nil, nil, nil, Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
 		case o.Endpoints == "" && (o.Security.given() || o.Security.InsecureSkipVerify):

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/vigil-suite/vigil/fixtures/kine"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
@@ -40,7 +41,14 @@ func (o *Options) conformFirst(ctx context.Context, endpoints []string) (bool, e
 	if err != nil {
 		return false, err
 	}
+	// The run's profile and limitations hold for its probes too.
+	lims := o.limitations
+	if lims == nil && o.Fixture == "kine" {
+		lims = kine.Documented()
+	}
+	res = conformance.ApplyProfile(conformance.ApplyLimitations(res, conformance.LimitationsFor(lims)), o.Profile)
 	rep := conformance.NewReport("the run's cluster", "", res)
+	rep.Profile, rep.Limitations = o.Profile, lims
 	dir := filepath.Join(o.Out, "conform")
 	if err := rep.Write(dir); err != nil {
 		return false, err

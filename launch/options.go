@@ -66,6 +66,14 @@ type Options struct {
 	// judging; DefaultOptions sets suites.LiveEvery).
 	FailFast   bool
 	JudgeEvery time.Duration
+	// Profile is what the target is held to: etcd (the whole API, the
+	// default) or kubernetes (what Kubernetes relies on; the checks
+	// outside it are reported but decide nothing).
+	Profile string
+	// Limitations are the --limitation values: documented departures
+	// declared for the target (names of check.Limitations, kine, none;
+	// each may be comma-separated). Empty: the fixture's own (kine's).
+	Limitations []string
 
 	// Given holds the options set on the command line by their flag names,
 	// with their values: what a default means can depend on it, and the
@@ -79,6 +87,7 @@ type Options struct {
 	historyFormat history.Format
 	schedule      chaos.Schedule
 	security      fixtures.Security // the security reaching the system under test
+	limitations   map[string]string // declared; nil: the fixture's own
 }
 
 // KubeOptions are the options only --target kube reads.

@@ -11,12 +11,37 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/kine"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/kube"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 	"github.com/vigil-suite/vigil/workload"
 )
+
+// resolveHeldTo checks --profile and --limitation. The kubernetes
+// profile sends what Kubernetes sends: the kube-like workload unless
+// --workload names another, and watches without event filters.
+func (o *Options) resolveHeldTo() error {
+	if err := resolveProfile(&o.Profile); err != nil {
+		return err
+	}
+	lims, err := resolveLimitations(o.Limitations)
+	if err != nil {
+		return err
+	}
+	if lims != nil && o.Target == "kube" {
+		return Usagef("--limitation declares departures from the etcd API: it goes with --target etcd")
+	}
+	o.limitations = lims
+	if o.Profile == check.ProfileKubernetes && o.Target == "etcd" {
+		if !o.given("workload") {
+			o.Workload.Shape = workload.ShapeKubeLike
+		}
+		o.Workload.NoEventFilters = true
+	}
+	return nil
+}
 
 // Resolve checks the options against each other and fills in what they
 // imply: the fixture of --endpoints, a seed, the output dir, the fault
@@ -43,6 +68,9 @@ func (o *Options) Resolve() error {
 		return err
 	}
 	if err := o.resolveHistoryFormat(); err != nil {
+		return err
+	}
+	if err := o.resolveHeldTo(); err != nil {
 		return err
 	}
 	if o.Seed == 0 {

@@ -140,7 +140,7 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 func (o *Options) common(links chaos.Links) suites.Common {
 	return suites.Common{Out: o.Out, HistoryFormat: o.historyFormat, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
 		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr,
-		LiveEvery: o.liveEvery(), FailFast: o.FailFast}
+		LiveEvery: o.liveEvery(), FailFast: o.FailFast, Profile: o.Profile, Limitations: o.limitations}
 }
 
 // liveEvery is the live judge's period as the suites take it: negative
@@ -269,7 +269,7 @@ func (o *Options) setupFailed(err error) error {
 	err = SetupError(err)
 	r := reports.Result{Format: reports.ResultFormat, Vigil: o.Vigil, Flags: Redacted(o.Given), Verdict: reports.VerdictError,
 		Reason: err.Error(), SetupFailed: true, Seed: o.Seed, Target: history.Target{Kind: o.Target, Fixture: o.Fixture},
-		Checks: []check.Result{}}
+		Checks: []check.Result{}, Profile: o.Profile, Limitations: o.limitations}
 	writeResult(o.Out, r)
 	return err
 }

@@ -18,6 +18,9 @@ type Part struct {
 	Severity check.Severity `json:"severity"`
 	// Should marks a part of a SHOULD check: a warning.
 	Should bool `json:"should,omitempty"`
+	// OutsideProfile marks a part of a check outside the run's profile:
+	// reported, but it decides nothing.
+	OutsideProfile bool `json:"outside_profile,omitempty"`
 	// Signature is what the violations share: the message of each with
 	// its numbers, quoted values and ids masked (N, "…", X), runs of the
 	// same item in a list collapsed. What is left is the kind of breach
@@ -137,7 +140,7 @@ func Findings(h *history.History, results []check.Result) []Finding {
 		}
 		fam := family(r.Name)
 		for _, v := range r.Violations {
-			p := Part{Check: r.Name, Severity: r.Severity, Should: r.Should, Signature: Signature(v.Message), Found: found, Witness: v}
+			p := Part{Check: r.Name, Severity: r.Severity, Should: r.Should, OutsideProfile: r.OutsideProfile, Signature: Signature(v.Message), Found: found, Witness: v}
 			var on []int64
 			for _, w := range v.RestsOn {
 				if convicted[watchRef{fam, w}] && !slices.Contains(on, w) {
@@ -267,10 +270,16 @@ func Findings(h *history.History, results []check.Result) []Finding {
 	return out
 }
 
-// partOrder puts the worse part first: MUST before SHOULD, then by
+// partOrder puts the worse part first: inside the profile before outside,
+// MUST before SHOULD, then by
 // severity, then the most violations.
 func partOrder(a, b Part) int {
 	switch {
+	case a.OutsideProfile != b.OutsideProfile:
+		if a.OutsideProfile {
+			return 1
+		}
+		return -1
 	case a.Should != b.Should:
 		if a.Should {
 			return 1
@@ -286,6 +295,11 @@ func partOrder(a, b Part) int {
 // most violations in all.
 func findingOrder(a, b Finding) int {
 	switch {
+	case a.OutsideProfile != b.OutsideProfile:
+		if a.OutsideProfile {
+			return 1
+		}
+		return -1
 	case a.Should != b.Should:
 		if a.Should {
 			return 1

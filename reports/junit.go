@@ -77,7 +77,16 @@ func WriteJUnit(dir string, r Result) error {
 	for _, c := range r.Checks {
 		tc := JUnitCase{Name: c.Name, Class: "vigil." + r.Target.Kind, Seconds: c.Elapsed.Seconds(),
 			Props: evidenceProps(c.Evidence)}
+		if len(c.Profiles) > 0 {
+			if tc.Props == nil {
+				tc.Props = map[string]string{}
+			}
+			tc.Props["profiles"] = strings.Join(c.Profiles, ",")
+		}
 		switch {
+		case c.OutsideProfile && (c.Verdict == check.Fail || c.Verdict == check.Unknown):
+			// Reported, but outside what the run held the target to.
+			tc.Out = strings.ToUpper(string(c.Verdict)) + ", outside the profile " + r.Profile + ": " + c.Reason + ViolationsText(c)
 		case c.Should && c.Verdict == check.Fail:
 			// A SHOULD line: a warning, not a failed test.
 			tc.Out = "WARNING: " + ViolationsText(c)
@@ -101,6 +110,12 @@ func WriteJUnit(dir string, r Result) error {
 		"verdict": r.Verdict}
 	for k, v := range r.Flags {
 		props["flag."+k] = v
+	}
+	if r.Profile != "" {
+		props["profile"] = r.Profile
+	}
+	for name, why := range r.Limitations {
+		props["limitation."+name] = why
 	}
 	return WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil "+r.Target.Kind, r.DurationS, cases, props)
 }

@@ -39,6 +39,8 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 {{if .Cut}}<p><b>The history file was cut short ({{.Cut}}); this page shows its records before the cut.</b></p>{{end}}
 <p>{{.Stats}}</p>
 <p>Reproduce it: <code>{{.Repro}}</code></p>
+<p>Held to the <b>{{.Profile}}</b> profile{{if .Outside}}; outside it, reported only: {{range $i, $c := .Outside}}{{if $i}}, {{end}}<code>{{$c}}</code>{{end}}{{end}}.</p>
+{{if .Limitations}}<p>Declared limitations:</p><ul>{{range .Limitations}}<li><code>{{.Name}}</code>: {{.Value}}</li>{{end}}</ul>{{end}}
 {{if .Flags}}<details><summary>flags of the run</summary><table>{{range .Flags}}<tr><td><code>--{{.Name}}</code></td><td><code>{{.Value}}</code></td></tr>{{end}}</table></details>{{end}}
 
 {{if .Forms}}<details><summary>request forms: {{.FormsSummary}}</summary>
@@ -126,14 +128,27 @@ func WritePage(dir string, h *history.History, r Result) error {
 	var text bytes.Buffer
 	writeFindings(&text, r)
 	var checks []pageCheck
+	var outside []string
 	for _, c := range r.Checks {
 		word := verdictWord(c)
 		detail := figures(c.Figures)
 		if c.Reason != "" {
 			detail = c.Reason + " " + detail
 		}
+		if c.OutsideProfile {
+			detail = "(outside the profile " + r.Profile + ") " + detail
+			outside = append(outside, c.Name)
+		}
 		checks = append(checks, pageCheck{Name: c.Name, Class: strings.ToLower(word), Word: word,
 			Evidence: evidenceText(c), Detail: detail})
+	}
+	var lims []pageFlag
+	for _, k := range slices.Sorted(maps.Keys(r.Limitations)) {
+		lims = append(lims, pageFlag{k, r.Limitations[k]})
+	}
+	profile := r.Profile
+	if profile == "" {
+		profile = check.ProfileEtcd
 	}
 	var flags []pageFlag
 	for _, k := range slices.Sorted(maps.Keys(r.Flags)) {
@@ -181,6 +196,7 @@ func WritePage(dir string, h *history.History, r Result) error {
 		"FindingsText": text.String(), "Plots": plots, "Files": files, "Bucket": newTimeline(h.End()).width.String(),
 		"Faults": faultRows(h.Faults), "FaultCount": len(h.Faults), "Cut": h.Cut,
 		"Forms": forms, "FormsSummary": formsSummary(forms),
+		"Profile": profile, "Outside": outside, "Limitations": lims,
 	})
 	if err != nil {
 		return err

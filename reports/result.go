@@ -70,12 +70,24 @@ type Result struct {
 	// StoppedEarly says why --fail-fast stopped the workload at the first
 	// violation the live judge found ("" when it ran its course).
 	StoppedEarly string `json:"stopped_early,omitempty"`
+	// Profile is what the run held the target to (the history's); the
+	// checks outside it (checks[].outside_profile) are reported but do
+	// not decide Verdict.
+	Profile string `json:"profile,omitempty"`
+	// Limitations are the documented departures the run declared (or the
+	// fixture documents), by name, with where the target states them.
+	Limitations map[string]string `json:"limitations,omitempty"`
 }
 
 // Summarize builds the result of a run from its history and check results.
 // durationS is the length of the workload in seconds.
 func Summarize(h *history.History, results []check.Result, durationS float64) Result {
-	r := Result{Format: ResultFormat, Vigil: h.Meta.Vigil, Flags: h.Meta.Flags, Verdict: string(check.Overall(results)),
+	profile := h.Meta.Profile
+	if profile == "" {
+		profile = check.ProfileEtcd
+	}
+	results = check.MarkProfile(results, profile)
+	r := Result{Format: ResultFormat, Profile: profile, Limitations: h.Meta.Limitations, Vigil: h.Meta.Vigil, Flags: h.Meta.Flags, Verdict: string(check.Overall(results)),
 		Seed: h.Meta.Seed, Target: h.Meta.Target, DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
 	if r.Checks == nil {
 		r.Checks = []check.Result{}

@@ -36,6 +36,9 @@ func Table(w io.Writer, r Result) {
 		if c.Verdict == check.Pass && c.MostlyExcused() {
 			detail = fmt.Sprintf("MOSTLY EXCUSED: %d excused (%s), %d judged; %s", c.Excuses(), excuses(c.Excused), c.Judged, detail)
 		}
+		if c.OutsideProfile {
+			detail = "(outside the profile " + r.Profile + ") " + detail
+		}
 		fmt.Fprintf(w, "%-*s %-8s %7.2fs  %s\n", width, c.Name, verdictWord(c), c.Elapsed.Seconds(), detail)
 	}
 	s := r.Stats
@@ -58,12 +61,38 @@ func Table(w io.Writer, r Result) {
 		writeForms(w, s.Forms)
 	}
 	writeAvailability(w, s.Availability)
+	writeHeldTo(w, r)
 	writeFindings(w, r)
 	verdict := strings.ToUpper(r.Verdict)
 	if r.Reason != "" {
 		verdict += ": " + r.Reason
 	}
 	fmt.Fprintf(w, "\nverdict: %s (seed %d)\n", verdict, r.Seed)
+}
+
+// writeHeldTo says under the table what the run held the target to: its
+// profile (and what fell outside it) and each declared limitation.
+func writeHeldTo(w io.Writer, r Result) {
+	if r.Profile != "" && r.Profile != check.ProfileEtcd {
+		var failed []string
+		outside := 0
+		for _, c := range r.Checks {
+			if c.OutsideProfile {
+				outside++
+				if c.Verdict == check.Fail || c.Verdict == check.Unknown {
+					failed = append(failed, c.Name+" "+string(c.Verdict))
+				}
+			}
+		}
+		line := fmt.Sprintf("profile %s: %d checks decide the verdict; %d outside it are reported only", r.Profile, len(r.Checks)-outside, outside)
+		if len(failed) > 0 {
+			line += " (" + strings.Join(failed, ", ") + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Limitations)) {
+		fmt.Fprintf(w, "declared limitation %s: %s\n", name, r.Limitations[name])
+	}
 }
 
 // maxShownFindings bounds what the terminal shows; result.json has every
@@ -125,6 +154,9 @@ func writePart(w io.Writer, p Part, indent, witnessNote string) {
 	kind := string(p.Severity)
 	if p.Should {
 		kind += ", SHOULD: a warning"
+	}
+	if p.OutsideProfile {
+		kind += ", outside the profile: reported only"
 	}
 	count := fmt.Sprintf("%d violation(s)", p.Violations)
 	if p.Found > 0 {

@@ -68,7 +68,9 @@ func (j *liveJudge) pass() {
 	var failed []string
 	n := 0
 	for _, c := range checkers.ForHistory(cut) {
-		if !liveSafe(c) {
+		// A check outside the run's profile decides nothing: it must not
+		// stop a --fail-fast run either.
+		if !liveSafe(c) || !check.InProfile(c.Profiles, cut.Meta.Profile) {
 			continue
 		}
 		if r := check.Run(c, cut, j.cfg); r.Verdict == check.Fail {

@@ -55,6 +55,13 @@ type Common struct {
 	// in full, and the reports are written.
 	LiveEvery time.Duration
 	FailFast  bool
+	// Profile is recorded in the history: the checks outside it are
+	// reported but decide no verdict (and the live judge skips them).
+	Profile string
+	// Limitations, when not nil, are the documented departures the run
+	// declares (name: where the target says so), recorded in the history
+	// in place of what the fixture documents (kine's).
+	Limitations map[string]string
 }
 
 // Outcome is what a run produced.
@@ -121,6 +128,10 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 		flags[k] = v
 	}
 	meta.Vigil, meta.Target, meta.Seed, meta.Started, meta.Flags = c.Vigil, fx.Describe(), c.Seed, clock.Base(), flags
+	meta.Profile = c.Profile
+	if c.Limitations != nil {
+		meta.Limitations = c.Limitations
+	}
 	rec := history.NewRecorder(meta, clock, w)
 	var sab *sabotage.Saboteur
 	if c.Sabotage != "" {

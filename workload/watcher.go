@@ -41,13 +41,15 @@ type watcher struct {
 // current, a past and a future revision; half with prev_kv; a third with
 // progress notifications; every fifth on one key only (with progress
 // notifications, so that it can show it reached the final revision without
-// an event); a third of the rest with an event-type filter.
+// an event); a third of the rest with an event-type filter, unless
+// NoEventFilters.
 func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watcher {
 	req := history.WatchRequest{Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
 		PrevKV: i%2 == 0, ProgressNotify: i%3 == 0}
 	switch {
 	case i%5 == 4:
 		req.Key, req.End, req.ProgressNotify = w.key(i%w.cfg.Keys), "", true
+	case w.cfg.NoEventFilters:
 	case i%6 == 1:
 		req.NoDelete = true
 	case i%6 == 5:

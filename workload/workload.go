@@ -55,6 +55,10 @@ type Config struct {
 	// mix is the default shape's mix of forms for this target (mixFor);
 	// nil: all of defaultMix.
 	mix []weighted
+	// NoEventFilters opens every watch without NoPut or NoDelete, as
+	// Kubernetes does (the kubernetes profile): a server is then not
+	// judged on filters Kubernetes never asks for.
+	NoEventFilters bool
 }
 
 // DefaultConfig is what `vigil run` uses unless told otherwise.

@@ -22,7 +22,7 @@ var (
 
 // Checks returns run/availability.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Liveness, Run: Check, Evidence: evidence}}
+	return []check.Check{{Name: Name, Guarantee: Err, Profiles: check.ForKubernetes, Severity: check.Liveness, Run: Check, Evidence: evidence}}
 }
 
 // evidence: every call on the system under test, answered when a response

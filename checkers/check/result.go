@@ -44,6 +44,11 @@ type Result struct {
 	Should bool `json:"should,omitempty"`
 	// Severity is the check's: what a breach of its guarantee costs.
 	Severity Severity `json:"severity,omitempty"`
+	// Profiles are the profiles the check belongs to (ProfileEtcd, ...);
+	// OutsideProfile marks a check outside the run's profile: its verdict
+	// is shown but does not count in the run's.
+	Profiles       []string `json:"profiles,omitempty"`
+	OutsideProfile bool     `json:"outside_profile,omitempty"`
 	// Reason explains a skipped or unknown verdict.
 	Reason     string      `json:"reason,omitempty"`
 	Violations []Violation `json:"violations"`
@@ -141,6 +146,10 @@ type Check struct {
 	Should bool
 	// Severity is how bad a breach of its guarantee is for a client.
 	Severity Severity
+	// Profiles are the profiles the check belongs to: always ProfileEtcd,
+	// and ProfileKubernetes when Kubernetes relies on what it tests
+	// (EtcdOnly, ForKubernetes).
+	Profiles []string
 	Run      func(h *history.History, cfg Config) Result
 	// Evidence says what the check needs from the run and what the target
 	// answered; Run applies the one verdict rule to it (Apply). Every
@@ -206,7 +215,7 @@ func Run(c Check, h *history.History, cfg Config) (r Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = Result{Name: c.Name, Verdict: Unknown, Reason: fmt.Sprintf("the check panicked: %v", p),
-				Should: c.Should, Severity: c.Severity, Violations: []Violation{}}
+				Should: c.Should, Severity: c.Severity, Profiles: c.Profiles, Violations: []Violation{}}
 		}
 	}()
 	r = c.Run(h, cfg)
@@ -216,7 +225,7 @@ func Run(c Check, h *history.History, cfg Config) (r Result) {
 	if c.Evidence != nil {
 		r = Apply(c, r, c.Evidence(h))
 	}
-	r.Should, r.Severity = c.Should, c.Severity
+	r.Should, r.Severity, r.Profiles = c.Should, c.Severity, c.Profiles
 	if r.Violations == nil {
 		r.Violations = []Violation{}
 	}
@@ -224,11 +233,12 @@ func Run(c Check, h *history.History, cfg Config) (r Result) {
 }
 
 // Overall folds verdicts into one: fail beats unknown beats pass; skipped
-// counts as neither, and so do the failures of SHOULD checks (warnings).
+// counts as neither, and so do the failures of SHOULD checks (warnings)
+// and every verdict of a check outside the run's profile.
 func Overall(results []Result) Verdict {
 	v := Pass
 	for _, r := range results {
-		if r.Should && r.Verdict == Fail {
+		if r.Should && r.Verdict == Fail || r.OutsideProfile {
 			continue
 		}
 		switch r.Verdict {

@@ -35,11 +35,11 @@ var (
 // Checks returns the KV checks in report order, the SHOULD lines last.
 func Checks() []check.Check {
 	return []check.Check{
-		{Name: NameRevisionMonotonic, Guarantee: ErrRevisionMonotonic, Severity: check.Order, Run: CheckRevisionMonotonic, Evidence: linearizableOps},
-		{Name: NameSerializableSane, Guarantee: ErrSerializableSane, Severity: check.Data, Run: CheckSerializableSane, Evidence: serializableReads},
-		{Name: NameCompaction, Guarantee: ErrCompaction, Severity: check.Data, Run: CheckCompaction, Evidence: compactionOps},
-		{Name: NameConvergence, Guarantee: ErrConvergence, Severity: check.Data, Run: CheckConvergence, Evidence: memberReads},
-		{Name: NameReadYourWrites, Guarantee: ErrReadYourWrites, Should: true, Severity: check.Data, Run: CheckReadYourWrites, Evidence: serializableReads},
-		{Name: NameMonotonicReads, Guarantee: ErrMonotonicReads, Should: true, Severity: check.Data, Run: CheckMonotonicReads, Evidence: serializableReads},
+		{Name: NameRevisionMonotonic, Guarantee: ErrRevisionMonotonic, Profiles: check.ForKubernetes, Severity: check.Order, Run: CheckRevisionMonotonic, Evidence: linearizableOps},
+		{Name: NameSerializableSane, Guarantee: ErrSerializableSane, Profiles: check.EtcdOnly, Severity: check.Data, Run: CheckSerializableSane, Evidence: serializableReads},
+		{Name: NameCompaction, Guarantee: ErrCompaction, Profiles: check.ForKubernetes, Severity: check.Data, Run: CheckCompaction, Evidence: compactionOps},
+		{Name: NameConvergence, Guarantee: ErrConvergence, Profiles: check.EtcdOnly, Severity: check.Data, Run: CheckConvergence, Evidence: memberReads},
+		{Name: NameReadYourWrites, Guarantee: ErrReadYourWrites, Profiles: check.EtcdOnly, Should: true, Severity: check.Data, Run: CheckReadYourWrites, Evidence: serializableReads},
+		{Name: NameMonotonicReads, Guarantee: ErrMonotonicReads, Profiles: check.EtcdOnly, Should: true, Severity: check.Data, Run: CheckMonotonicReads, Evidence: serializableReads},
 	}
 }

@@ -23,7 +23,7 @@ var (
 
 // Checks returns kv/linearizable.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Severity: check.Data, Run: Check, Evidence: askedAndAnswered}}
+	return []check.Check{{Name: Name, Guarantee: Err, Profiles: check.ForKubernetes, Severity: check.Data, Run: Check, Evidence: askedAndAnswered}}
 }
 
 // askedAndAnswered: the linearizable reads and the writes the run sent, answered

@@ -54,19 +54,19 @@ var (
 // Checks returns the watch checks in report order, the SHOULD lines last.
 func Checks() []check.Check {
 	return []check.Check{
-		{Name: NameOrdered, Guarantee: ErrOrdered, Severity: check.Order, Run: CheckOrdered, Evidence: watchEvents},
-		{Name: NameUnique, Guarantee: ErrUnique, Severity: check.Order, Run: CheckUnique, Evidence: watchEvents},
-		{Name: NameReliable, Guarantee: ErrReliable, Severity: check.Data, Run: CheckReliable, Evidence: observedRevisions},
-		{Name: NameFilter, Guarantee: ErrFilter, Severity: check.Data, Run: CheckFilter, Evidence: watchEvents},
-		{Name: NameAtomic, Guarantee: ErrAtomic, Severity: check.Order, Run: CheckAtomic, Evidence: multiKeyTxns},
-		{Name: NameResumable, Guarantee: ErrResumable, Severity: check.Data, Run: CheckResumable, Evidence: startedWatches},
-		{Name: NameBookmarkable, Guarantee: ErrBookmarkable, Severity: check.Order, Run: CheckBookmarkable, Evidence: progressAnswers},
-		{Name: NamePrevKV, Guarantee: ErrPrevKV, Severity: check.Data, Run: CheckPrevKV, Evidence: prevKVEvents},
-		{Name: NameIsCreate, Guarantee: ErrIsCreate, Severity: check.Order, Run: CheckIsCreate, Evidence: watchEvents},
-		{Name: NameAgreement, Guarantee: ErrAgreement, Severity: check.Data, Run: CheckAgreement, Evidence: comparedWatches},
-		{Name: NameCancelReason, Guarantee: ErrCancelReason, Severity: check.Liveness, Run: CheckCancelReason, Evidence: endedWatches},
-		{Name: NameLiveness, Guarantee: ErrLiveness, Severity: check.Liveness, Should: true, Run: CheckLiveness, Evidence: finalReach},
-		{Name: NamePrevKVAtCreation, Guarantee: ErrPrevKVAtCreation, Severity: check.Data, Should: true, Run: CheckPrevKVAtCreation, Evidence: prevKVEvents},
-		{Name: NameProgressBeforeStart, Guarantee: ErrProgressBeforeStart, Severity: check.Order, Should: true, Run: CheckProgressBeforeStart, Evidence: progressFromStart},
+		{Name: NameOrdered, Guarantee: ErrOrdered, Profiles: check.ForKubernetes, Severity: check.Order, Run: CheckOrdered, Evidence: watchEvents},
+		{Name: NameUnique, Guarantee: ErrUnique, Profiles: check.ForKubernetes, Severity: check.Order, Run: CheckUnique, Evidence: watchEvents},
+		{Name: NameReliable, Guarantee: ErrReliable, Profiles: check.ForKubernetes, Severity: check.Data, Run: CheckReliable, Evidence: observedRevisions},
+		{Name: NameFilter, Guarantee: ErrFilter, Profiles: check.ForKubernetes, Severity: check.Data, Run: CheckFilter, Evidence: watchEvents},
+		{Name: NameAtomic, Guarantee: ErrAtomic, Profiles: check.EtcdOnly, Severity: check.Order, Run: CheckAtomic, Evidence: multiKeyTxns},
+		{Name: NameResumable, Guarantee: ErrResumable, Profiles: check.ForKubernetes, Severity: check.Data, Run: CheckResumable, Evidence: startedWatches},
+		{Name: NameBookmarkable, Guarantee: ErrBookmarkable, Profiles: check.ForKubernetes, Severity: check.Order, Run: CheckBookmarkable, Evidence: progressAnswers},
+		{Name: NamePrevKV, Guarantee: ErrPrevKV, Profiles: check.ForKubernetes, Severity: check.Data, Run: CheckPrevKV, Evidence: prevKVEvents},
+		{Name: NameIsCreate, Guarantee: ErrIsCreate, Profiles: check.ForKubernetes, Severity: check.Order, Run: CheckIsCreate, Evidence: watchEvents},
+		{Name: NameAgreement, Guarantee: ErrAgreement, Profiles: check.ForKubernetes, Severity: check.Data, Run: CheckAgreement, Evidence: comparedWatches},
+		{Name: NameCancelReason, Guarantee: ErrCancelReason, Profiles: check.ForKubernetes, Severity: check.Liveness, Run: CheckCancelReason, Evidence: endedWatches},
+		{Name: NameLiveness, Guarantee: ErrLiveness, Profiles: check.ForKubernetes, Severity: check.Liveness, Should: true, Run: CheckLiveness, Evidence: finalReach},
+		{Name: NamePrevKVAtCreation, Guarantee: ErrPrevKVAtCreation, Profiles: check.ForKubernetes, Severity: check.Data, Should: true, Run: CheckPrevKVAtCreation, Evidence: prevKVEvents},
+		{Name: NameProgressBeforeStart, Guarantee: ErrProgressBeforeStart, Profiles: check.EtcdOnly, Severity: check.Order, Should: true, Run: CheckProgressBeforeStart, Evidence: progressFromStart},
 	}
 }

@@ -425,6 +425,11 @@ func TestSetupErrorsExit3(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"bad kube-apiserver version", []string{"build", "kube-apiserver", "1.36"}, "v1.Y.Z"},
 		{"unknown build", []string{"build", "frobnicate"}, "kube-apiserver"},
+		{"unknown profile", []string{"conform", "--profile", "k8s"}, `--profile "k8s": want one of etcd, kubernetes`},
+		{"unknown profile of a run", []string{"run", "--profile", "k8s"}, "want one of etcd, kubernetes"},
+		{"unknown limitation", []string{"run", "--limitation", "no-versions", "--limitation", "no-hashes"},
+			`--limitation "no-hashes": want one of no-versions, no-size-limit`},
+		{"unknown limitation of a conform", []string{"conform", "--limitations", "kine,bogus"}, "want one of no-versions"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,7 +15,11 @@ func cmdConform(fs *flag.FlagSet) action {
 	fs.StringVar(&o.Fixture, "fixture", o.Fixture, "--target etcd, when no --endpoints are given: what vigil starts to probe: process (etcd), kine, or command (your server, from --command)")
 	fs.StringVar(&o.Command, "command", "", "--fixture command: your etcd-API server's command line, with {client_port} (and optionally {data_dir})")
 	defineKine(fs, &o.Kine)
-	fs.StringVar(&o.Limitations, "limitations", "", "whose documented departures from etcd to report as documented limitations rather than failures: none or kine (default kine with --fixture kine, else none)")
+	defineHeldTo(fs, &o.Profile, &o.Limitations, "probes")
+	// The flag before --limitation, kept for the scripts that use it:
+	// its values (none, kine) mean what they meant.
+	fs.Var((*listFlag)(&o.Limitations), "limitations", "same as --limitation")
+	fs.MarkDeprecated("limitations", "use --limitation (kine and none mean what they meant)")
 	fs.StringVar(&o.EtcdVersion, "etcd-version", o.EtcdVersion, "etcd version vigil starts when no server is given (under kube-apiserver too)")
 	fs.StringVar(&o.Reference, "reference", o.Reference, "reference for the differential: none, default (etcd of the target's reported version, else "+binaries.DefaultEtcdVersion+"; for kube, kube-apiserver "+binaries.DefaultKubeVersion+") or a version")
 	fs.StringVar(&o.Only, "only", "", "comma-separated probe names, areas ending in / (e.g. watch/), or Kubernetes behaviours ending in @ (every resource)")

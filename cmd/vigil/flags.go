@@ -6,6 +6,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/kine"
 	"github.com/vigil-suite/vigil/launch"
 )
@@ -39,6 +40,28 @@ func defineServerFlags(fs *flag.FlagSet, k *launch.KubeServer, e *launch.EtcdSec
 	fs.StringVar(&e.Key, "key", "", "--endpoints: PEM file of the key of --cert; env ETCDCTL_KEY")
 	fs.StringVar(&e.User, "user", "", "--endpoints: etcd user (name, or name:password) when auth is on; env ETCDCTL_USER")
 	fs.StringVar(&e.Password, "password", "", "--endpoints: the password of --user; env ETCDCTL_PASSWORD")
+}
+
+// defineHeldTo defines --profile and --limitation: what the target is held
+// to, and the documented departures declared for it.
+func defineHeldTo(fs *flag.FlagSet, profile *string, lims *[]string, unit string) {
+	fs.StringVar(profile, "profile", *profile, "what the server is held to: "+strings.Join(check.ProfileNames(), " or ")+
+		" (etcd: the whole etcd API; kubernetes: the calls and guarantees Kubernetes relies on, see docs/profiles.md); "+
+		unit+" outside the profile are reported but do not fail")
+	fs.Var((*listFlag)(lims), "limitation", "a documented departure declared for your server (repeatable, or comma-separated): "+
+		strings.Join(check.LimitationNames(), ", ")+", kine (every one kine documents) or none; each excuses only what "+
+		"docs/profiles.md lists and is shown in every report (default: kine's with --fixture kine, else none)")
+}
+
+// listFlag is a repeatable flag whose values add up; the caller splits
+// comma-separated ones.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Type() string   { return "names" }
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 // boolsFlag is a boolean flag that sets several options at once.

@@ -3,8 +3,10 @@ package conformance
 import (
 	"encoding/json"
 	"slices"
+	"sort"
 
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/history"
 )
 
 // A Limitation is a way a target departs from etcd that its own
@@ -87,13 +89,56 @@ func ApplyLimitations(results []Result, lims []Limitation) []Result {
 // Kubernetes API server") and its code, and that a probe can fail on. The
 // requests kine refuses outright are not here: those probes are
 // unsupported already.
-func KineLimitations() []Limitation {
-	return []Limitation{{
+func KineLimitations() []Limitation { return LimitationsFor(kine.Documented()) }
+
+// probeLimitations is how each named limitation (check.Limitations)
+// meets the probes: which ones it can explain, on what evidence, and
+// which answer fields it leaves meaningless.
+var probeLimitations = map[string]Limitation{
+	history.LimitationNoVersions: {
 		Probes:   []string{"kv/version-counts-writes", "kv/range-keys-only", "watch/is-create"},
-		Reason:   kine.NoVersions,
 		Explains: func(r Result) bool { return versionsAllZero(r.Transcript) },
 		Mask:     []string{"version"},
-	}}
+	},
+	history.LimitationNoSizeLimit: {
+		Probes:   []string{"kv/oversized-request"},
+		Explains: func(r Result) bool { return oversizedAccepted(r.Transcript) },
+	},
+}
+
+// LimitationsFor are the limitations declared, by name, each with its
+// reason (where the target states it); a name no probe can meet adds
+// nothing.
+func LimitationsFor(declared map[string]string) []Limitation {
+	names := make([]string, 0, len(declared))
+	for name := range declared {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []Limitation
+	for _, name := range names {
+		if l, ok := probeLimitations[name]; ok {
+			l.Reason = declared[name]
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// oversizedAccepted says whether the transcript's puts were all answered
+// without an error: the oversized request was taken, as a server without
+// a size limit does (refused with the wrong error, it is not that).
+func oversizedAccepted(steps []Step) bool {
+	puts := 0
+	for _, s := range steps {
+		if s.Call == "Put" {
+			puts++
+			if s.Error != "" {
+				return false
+			}
+		}
+	}
+	return puts > 0
 }
 
 // versionsAllZero says whether the transcript returns key-values and none

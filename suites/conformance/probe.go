@@ -116,6 +116,11 @@ type Result struct {
 	Diff       []string      `json:"diff,omitempty"`
 	Transcript []Step        `json:"transcript,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
+	// Profiles are the profiles the probe belongs to (ProfilesOf);
+	// OutsideProfile marks a probe outside the conform's profile: its
+	// verdict is shown but fails nothing (ApplyProfile).
+	Profiles       []string `json:"profiles,omitempty"`
+	OutsideProfile bool     `json:"outside_profile,omitempty"`
 
 	repro   *reproData          // the raw run of an etcd probe, for Reproduction
 	family  string              // the API, when not etcd's (see SetReproduction)

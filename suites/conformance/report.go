@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/reports"
 )
 
@@ -20,18 +22,36 @@ type Report struct {
 	// Target and Reference describe the servers ("etcd v3.6.16 at ...").
 	Target string `json:"target"`
 	// Family is the API: "etcd" or "kube".
-	Family    string   `json:"family"`
-	Reference string   `json:"reference,omitempty"`
-	Results   []Result `json:"results"`
-	// Counts per verdict.
-	Counts map[Verdict]int `json:"counts"`
+	Family    string `json:"family"`
+	Reference string `json:"reference,omitempty"`
+	// Profile is what the target was held to (etcd: the whole API;
+	// kubernetes: what Kubernetes relies on); a probe outside it is
+	// reported but fails nothing.
+	Profile string `json:"profile"`
+	// Limitations are the documented departures declared for the target,
+	// by name, with where it states them.
+	Limitations map[string]string `json:"limitations,omitempty"`
+	Results     []Result          `json:"results"`
+	// Counts per verdict, of every probe; OutsideCounts, per verdict, of
+	// the probes outside the profile among them.
+	Counts        map[Verdict]int `json:"counts"`
+	OutsideCounts map[Verdict]int `json:"outside_profile_counts,omitempty"`
 }
 
-// NewReport counts the verdicts.
+// NewReport counts the verdicts. The profile is the etcd profile unless
+// the results were marked for another (ApplyProfile) and the caller sets
+// Profile.
 func NewReport(target, reference string, results []Result) Report {
-	r := Report{Format: 1, Target: target, Family: "etcd", Reference: reference, Results: results, Counts: map[Verdict]int{}}
+	r := Report{Format: 1, Target: target, Family: "etcd", Reference: reference, Profile: check.ProfileEtcd, Results: results,
+		Counts: map[Verdict]int{}}
 	for _, x := range results {
 		r.Counts[x.Verdict]++
+		if x.OutsideProfile {
+			if r.OutsideCounts == nil {
+				r.OutsideCounts = map[Verdict]int{}
+			}
+			r.OutsideCounts[x.Verdict]++
+		}
 		if x.family != "" {
 			r.Family = x.family
 		}
@@ -39,10 +59,11 @@ func NewReport(target, reference string, results []Result) Report {
 	return r
 }
 
-// Failed reports whether any probe failed, differed or errored.
+// Failed reports whether any probe of the profile failed, differed or
+// errored.
 func (r Report) Failed() bool {
 	for _, x := range r.Results {
-		if x.Verdict.Failed() {
+		if x.Verdict.Failed() && !x.OutsideProfile {
 			return true
 		}
 	}
@@ -91,6 +112,9 @@ func (r Report) Table(w io.Writer) {
 		case Unsupported, Skipped, Documented:
 			what = x.Reason
 		}
+		if x.OutsideProfile && x.Verdict.Failed() {
+			what = outsideNote(r.Profile) + what
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", x.Name, strings.ToUpper(string(x.Verdict)), what)
 	}
 	tw.Flush()
@@ -98,7 +122,11 @@ func (r Report) Table(w io.Writer) {
 		if !x.Verdict.Failed() {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s: %s\n", strings.ToUpper(string(x.Verdict)), x.Name, x.Title)
+		note := ""
+		if x.OutsideProfile {
+			note = " " + strings.TrimSuffix(outsideNote(r.Profile), ": ")
+		}
+		fmt.Fprintf(w, "\n%s %s: %s%s\n", strings.ToUpper(string(x.Verdict)), x.Name, x.Title, note)
 		if x.Failure != "" {
 			fmt.Fprintf(w, "  expected vs got:\n%s\n", indent(x.Failure, "    "))
 		}
@@ -133,6 +161,33 @@ func (r Report) Table(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n%d probes: %d pass, %d fail, %d differ, %d unsupported%s, %d skipped, %d error\n", len(r.Results),
 		r.Counts[Pass], r.Counts[Fail], r.Counts[Differs], r.Counts[Unsupported], lim, r.Counts[Skipped], r.Counts[Error])
+	r.footer(w)
+}
+
+// outsideNote marks a failure outside the profile, in the table.
+func outsideNote(profile string) string {
+	return "(outside the profile " + profile + ": reported, fails nothing) "
+}
+
+// footer says what the target was held to: the profile, how many probes
+// fell outside it and how they failed, and each declared limitation.
+func (r Report) footer(w io.Writer) {
+	outside := 0
+	for _, n := range r.OutsideCounts {
+		outside += n
+	}
+	line := "profile " + r.Profile
+	if r.Profile == check.ProfileEtcd {
+		line += ": every probe counts"
+	} else {
+		failed := r.OutsideCounts[Fail] + r.OutsideCounts[Differs] + r.OutsideCounts[Error]
+		line += fmt.Sprintf(": %d probes in it; %d outside it, of which %d failed, differed or erred (reported, failing nothing)",
+			len(r.Results)-outside, outside, failed)
+	}
+	fmt.Fprintln(w, line)
+	for _, name := range slices.Sorted(maps.Keys(r.Limitations)) {
+		fmt.Fprintf(w, "declared limitation %s: %s\n", name, r.Limitations[name])
+	}
 }
 
 func indent(s, pre string) string {
@@ -164,10 +219,19 @@ func (r Report) Write(dir string) error {
 		case Unsupported, Skipped, Documented:
 			c.Skipped = string(x.Verdict) + ": " + x.Reason
 		}
+		if x.OutsideProfile && (c.Failure != "" || c.Error != "") {
+			// Reported, but a CI system must not count it against the target.
+			c.Out = strings.ToUpper(string(x.Verdict)) + ", outside the profile " + r.Profile + ": " + c.Failure + c.Error + "\n" + c.Detail
+			c.Failure, c.Error, c.Detail = "", "", ""
+		}
+		c.Props = map[string]string{"profiles": strings.Join(x.Profiles, ",")}
 		cases = append(cases, c)
 	}
-	return reports.WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil conform "+r.Target, total.Seconds(), cases,
-		map[string]string{"target": r.Target, "family": r.Family, "reference": r.Reference})
+	props := map[string]string{"target": r.Target, "family": r.Family, "reference": r.Reference, "profile": r.Profile}
+	for name, why := range r.Limitations {
+		props["limitation."+name] = why
+	}
+	return reports.WriteJUnitCases(filepath.Join(dir, "junit.xml"), "vigil conform "+r.Target, total.Seconds(), cases, props)
 }
 
 // EtcdProbesFor lists the etcd probes that isolate a chaos-run check, for
