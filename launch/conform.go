@@ -230,46 +230,54 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 // given) and, unless the reference is none, how to start the reference
 // etcd: the target's reported version by default.
 func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed, func() (probed, error), error) {
-	probesAt := func(eps []string, sec fixtures.Security) func(context.Context) ([]conformance.Result, error) {
+	probesAt := func(eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) func(context.Context) ([]conformance.Result, error) {
 		return func(ctx context.Context) ([]conformance.Result, error) {
-			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec}, conformance.EtcdProbes())
+			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec, Fresh: fresh}, conformance.EtcdProbes())
 		}
 	}
 	resolved := o.Security.Resolved()
 	eps := strings.Split(o.Endpoints, ",")
 	target := probed{name: "server at " + o.Endpoints}
 	reference := o.Reference
+	var fresh func(context.Context, string) ([]string, error)
 	if o.Endpoints == "" {
 		resolved = fixtures.Security{} // the server vigil starts needs none
-		dir := filepath.Join(o.Out, "target")
-		var srv fixtures.Fixture
 		var err error
-		switch o.Fixture {
-		case "command":
-			srv, err = commandServer(o.Command, dir, nil)
-			target.name = "the server of --command, started by vigil"
-		case "kine":
-			srv, err = o.Kine.server(ctx, dir, nil)
-			target.name = "kine " + o.Kine.Version + " over " + o.Kine.Backend + ", started by vigil"
-			if reference == "default" {
-				// kine's Status reports an etcd version it emulates; the
-				// reference is the etcd vigil tests by default instead.
-				reference = binaries.DefaultEtcdVersion
-			}
-		default:
-			srv, err = etcdServer(ctx, o.EtcdVersion, dir)
-			target.name = "etcd " + o.EtcdVersion + " started by vigil"
-		}
-		if err != nil {
+		var srv fixtures.Fixture
+		if srv, target.name, err = o.etcdTarget(ctx, filepath.Join(o.Out, "target")); err != nil {
 			return probed{}, nil, err
+		}
+		if o.Fixture == "kine" && reference == "default" {
+			// kine's Status reports an etcd version it emulates; the
+			// reference is the etcd vigil tests by default instead.
+			reference = binaries.DefaultEtcdVersion
 		}
 		// A first use of kine may install a database server: minutes.
 		if err := startFixture(ctx, srv, 5*time.Minute); err != nil {
 			return probed{}, nil, err
 		}
 		eps, target.stop = srv.Endpoints(), func() { srv.Stop() }
+		// A probe that leaves the server unable to serve gets it replaced
+		// by a fresh one in a dir of its own: the broken one's data dir and
+		// log stay for whoever debugs it.
+		n := 0
+		fresh = func(ctx context.Context, why string) ([]string, error) {
+			srv.Stop()
+			n++
+			dir := filepath.Join(o.Out, fmt.Sprintf("target-fresh-%d", n))
+			fmt.Fprintf(os.Stderr, "%s; starting a fresh server in %s\n", why, dir)
+			next, _, err := o.etcdTarget(ctx, dir)
+			if err == nil {
+				err = startFixture(ctx, next, 5*time.Minute)
+			}
+			if err != nil {
+				return nil, err
+			}
+			srv, eps = next, next.Endpoints() // the reference's version is asked of the current server
+			return eps, nil
+		}
 	}
-	target.run = probesAt(eps, resolved)
+	target.run = probesAt(eps, resolved, fresh)
 	if reference == "none" {
 		return target, nil, nil
 	}
@@ -288,8 +296,23 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 		if err != nil {
 			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err)
 		}
-		return probed{name: "etcd " + v + " started by vigil", run: probesAt(ref.Endpoints(), fixtures.Security{}), stop: func() { ref.Stop() }}, nil
+		return probed{name: "etcd " + v + " started by vigil", run: probesAt(ref.Endpoints(), fixtures.Security{}, nil), stop: func() { ref.Stop() }}, nil
 	}, nil
+}
+
+// etcdTarget is the server --fixture names, in dir, not started, and its
+// name in the report.
+func (o *ConformOptions) etcdTarget(ctx context.Context, dir string) (fixtures.Fixture, string, error) {
+	switch o.Fixture {
+	case "command":
+		srv, err := commandServer(o.Command, dir, nil)
+		return srv, "the server of --command, started by vigil", err
+	case "kine":
+		srv, err := o.Kine.server(ctx, dir, nil)
+		return srv, "kine " + o.Kine.Version + " over " + o.Kine.Backend + ", started by vigil", err
+	}
+	srv, err := etcdServer(ctx, o.EtcdVersion, dir)
+	return srv, "etcd " + o.EtcdVersion + " started by vigil", err
 }
 
 // etcdServer builds (if needed) a 1-member etcd in dir, not started.
