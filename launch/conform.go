@@ -34,6 +34,7 @@ type ConformOptions struct {
 	Out         string
 	List        bool
 	Repro       string // one probe, printed as a standalone program
+	ReproTest   string // with Repro: write it as a Go test file here instead
 
 	KubeServer  KubeServer
 	KubeVersion string
@@ -70,8 +71,18 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 			only = append(only, s)
 		}
 	}
+	if o.ReproTest != "" && o.Repro == "" {
+		return ExitSetup, Usagef("--repro-test FILE writes the reproduction of the probe --repro names: give --repro too")
+	}
 	if o.Repro != "" {
-		only, o.Reference = []string{o.Repro}, "none"
+		only = []string{o.Repro}
+		if o.Target == "kube" {
+			if o.ReproTest != "" {
+				return ExitSetup, Usagef("--repro-test: a Kubernetes probe's reproduction is a program only")
+			}
+			// Its program replays and prints; it needs no reference.
+			o.Reference = "none"
+		}
 	}
 	for _, s := range only {
 		if !slices.ContainsFunc(probes, func(p conformance.Info) bool { return conformance.Matches(p.Name, s) }) {
@@ -105,13 +116,7 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		if len(results) == 0 {
 			return ExitSetup, Usagef("--repro %s: no such probe ran", o.Repro)
 		}
-		how := "go run . -endpoint HOST:PORT"
-		if o.Target == "kube" {
-			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
-		}
-		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", o.Repro, results[0].Verdict, how)
-		fmt.Print(results[0].Reproduction())
-		return ExitPass, nil
+		return o.reproduce(conformance.ApplyLimitations(results, lims)[0], refName)
 	}
 	results = conformance.ApplyLimitations(results, lims)
 	rep := conformance.NewReport(target.name, refName, results)
@@ -126,6 +131,41 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 	if rep.Failed() {
 		return ExitFail, nil
 	}
+	return ExitPass, nil
+}
+
+// reproduce prints the reproduction of r (or, with ReproTest, writes it
+// as a test file), saying what it checks against: the reference's answers
+// (refName), or the target's own when there was no reference.
+func (o ConformOptions) reproduce(r conformance.Result, refName string) (int, error) {
+	if o.Target == "kube" {
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (go run . -server URL -token TOKEN -ca-file CA.pem)\n", o.Repro, r.Verdict)
+		fmt.Print(r.Reproduction())
+		return ExitPass, nil
+	}
+	// What the reproduction checks, with the words of a program or a test.
+	fails, passes := "exits 1", "exits 0"
+	if o.ReproTest != "" {
+		fails, passes = "fails", "passes"
+	}
+	checks := fails + ", printing what vigil expected, while a server answers otherwise than " + refName + " did, and " + passes + " once it answers alike"
+	switch {
+	case refName == "" && r.Verdict == conformance.Pass:
+		checks = fails + " when a server answers otherwise than the target did (no reference ran), and " + passes + " when alike"
+	case refName == "":
+		checks = "only replays and prints, and " + fails + ": no reference ran (--reference none) to learn the right answers from"
+	}
+	if o.ReproTest != "" {
+		name := r.ReproductionTestName()
+		if err := os.WriteFile(o.ReproTest, []byte(r.ReproductionTest()), 0o644); err != nil {
+			return ExitSetup, err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; %s holds %s, which %s (VIGIL_REPRO_ENDPOINT=HOST:PORT go test -run %s)\n",
+			o.Repro, r.Verdict, o.ReproTest, name, checks, name)
+		return ExitPass, nil
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it and %s (go run . -endpoint HOST:PORT)\n", o.Repro, r.Verdict, checks)
+	fmt.Print(r.Reproduction())
 	return ExitPass, nil
 }
 

@@ -123,6 +123,8 @@ type Result struct {
 
 	setupFailed bool                // the probe could not start: the server did not serve
 	repro       *reproData          // the raw run of an etcd probe, for Reproduction
+	ref         *reproData          // the reference server's run of it: the expected answers
+	mask        []string            // answer fields a limitation leaves meaningless
 	family      string              // the API, when not etcd's (see SetReproduction)
 	program     func(Result) string // the reproduction of a probe of another family
 }
