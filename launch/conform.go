@@ -44,6 +44,7 @@ type ConformOptions struct {
 	Out         string
 	List        bool
 	Repro       string // one probe, printed as a standalone program
+	ReproTest   string // with Repro: write it as a Go test file here instead
 
 	KubeServer  KubeServer
 	KubeVersion string
@@ -84,8 +85,18 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 			only = append(only, s)
 		}
 	}
+	if o.ReproTest != "" && o.Repro == "" {
+		return ExitSetup, Usagef("--repro-test FILE writes the reproduction of the probe --repro names: give --repro too")
+	}
 	if o.Repro != "" {
-		only, o.Reference = []string{o.Repro}, "none"
+		only = []string{o.Repro}
+		if o.Target == "kube" {
+			if o.ReproTest != "" {
+				return ExitSetup, Usagef("--repro-test: a Kubernetes probe's reproduction is a program only")
+			}
+			// Its program replays and prints; it needs no reference.
+			o.Reference = "none"
+		}
 	}
 	for _, s := range only {
 		if !slices.ContainsFunc(probes, func(p conformance.Info) bool { return conformance.Matches(p.Name, s) }) {
@@ -116,13 +127,7 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		if len(results) == 0 {
 			return ExitSetup, Usagef("--repro %s: no such probe ran", o.Repro)
 		}
-		how := "go run . -endpoint HOST:PORT"
-		if o.Target == "kube" {
-			how = "go run . -server URL -token TOKEN -ca-file CA.pem"
-		}
-		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (%s)\n", o.Repro, results[0].Verdict, how)
-		fmt.Print(results[0].Reproduction())
-		return ExitPass, nil
+		return o.reproduce(conformance.ApplyLimitations(results, lims)[0], refName)
 	}
 	results = conformance.ApplyProfile(conformance.ApplyLimitations(results, lims), o.Profile)
 	rep := conformance.NewReport(target.name, refName, results)
@@ -152,6 +157,41 @@ func (o *ConformOptions) declared() (map[string]string, error) {
 		lims = kine.Documented()
 	}
 	return lims, nil
+}
+
+// reproduce prints the reproduction of r (or, with ReproTest, writes it
+// as a test file), saying what it checks against: the reference's answers
+// (refName), or the target's own when there was no reference.
+func (o ConformOptions) reproduce(r conformance.Result, refName string) (int, error) {
+	if o.Target == "kube" {
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it (go run . -server URL -token TOKEN -ca-file CA.pem)\n", o.Repro, r.Verdict)
+		fmt.Print(r.Reproduction())
+		return ExitPass, nil
+	}
+	// What the reproduction checks, with the words of a program or a test.
+	fails, passes := "exits 1", "exits 0"
+	if o.ReproTest != "" {
+		fails, passes = "fails", "passes"
+	}
+	checks := fails + ", printing what vigil expected, while a server answers otherwise than " + refName + " did, and " + passes + " once it answers alike"
+	switch {
+	case refName == "" && r.Verdict == conformance.Pass:
+		checks = fails + " when a server answers otherwise than the target did (no reference ran), and " + passes + " when alike"
+	case refName == "":
+		checks = "only replays and prints, and " + fails + ": no reference ran (--reference none) to learn the right answers from"
+	}
+	if o.ReproTest != "" {
+		name := r.ReproductionTestName()
+		if err := os.WriteFile(o.ReproTest, []byte(r.ReproductionTest()), 0o644); err != nil {
+			return ExitSetup, err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s on the target; %s holds %s, which %s (VIGIL_REPRO_ENDPOINT=HOST:PORT go test -run %s)\n",
+			o.Repro, r.Verdict, o.ReproTest, name, checks, name)
+		return ExitPass, nil
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s on the target; the program below replays it and %s (go run . -endpoint HOST:PORT)\n", o.Repro, r.Verdict, checks)
+	fmt.Print(r.Reproduction())
+	return ExitPass, nil
 }
 
 // check checks the options against each other; it returns the probes of
@@ -259,46 +299,54 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 // given) and, unless the reference is none, how to start the reference
 // etcd: the target's reported version by default.
 func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed, func() (probed, error), error) {
-	probesAt := func(eps []string, sec fixtures.Security) func(context.Context) ([]conformance.Result, error) {
+	probesAt := func(eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) func(context.Context) ([]conformance.Result, error) {
 		return func(ctx context.Context) ([]conformance.Result, error) {
-			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec}, conformance.EtcdProbes())
+			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec, Fresh: fresh}, conformance.EtcdProbes())
 		}
 	}
 	resolved := o.Security.Resolved()
 	eps := strings.Split(o.Endpoints, ",")
 	target := probed{name: "server at " + o.Endpoints}
 	reference := o.Reference
+	var fresh func(context.Context, string) ([]string, error)
 	if o.Endpoints == "" {
 		resolved = fixtures.Security{} // the server vigil starts needs none
-		dir := filepath.Join(o.Out, "target")
-		var srv fixtures.Fixture
 		var err error
-		switch o.Fixture {
-		case "command":
-			srv, err = commandServer(o.Command, dir, nil)
-			target.name = "the server of --command, started by vigil"
-		case "kine":
-			srv, err = o.Kine.server(ctx, dir, nil)
-			target.name = "kine " + o.Kine.Version + " over " + o.Kine.Backend + ", started by vigil"
-			if reference == "default" {
-				// kine's Status reports an etcd version it emulates; the
-				// reference is the etcd vigil tests by default instead.
-				reference = binaries.DefaultEtcdVersion
-			}
-		default:
-			srv, err = etcdServer(ctx, o.EtcdVersion, dir)
-			target.name = "etcd " + o.EtcdVersion + " started by vigil"
-		}
-		if err != nil {
+		var srv fixtures.Fixture
+		if srv, target.name, err = o.etcdTarget(ctx, filepath.Join(o.Out, "target")); err != nil {
 			return probed{}, nil, err
+		}
+		if o.Fixture == "kine" && reference == "default" {
+			// kine's Status reports an etcd version it emulates; the
+			// reference is the etcd vigil tests by default instead.
+			reference = binaries.DefaultEtcdVersion
 		}
 		// A first use of kine may install a database server: minutes.
 		if err := startFixture(ctx, srv, 5*time.Minute); err != nil {
 			return probed{}, nil, err
 		}
 		eps, target.stop = srv.Endpoints(), func() { srv.Stop() }
+		// A probe that leaves the server unable to serve gets it replaced
+		// by a fresh one in a dir of its own: the broken one's data dir and
+		// log stay for whoever debugs it.
+		n := 0
+		fresh = func(ctx context.Context, why string) ([]string, error) {
+			srv.Stop()
+			n++
+			dir := filepath.Join(o.Out, fmt.Sprintf("target-fresh-%d", n))
+			fmt.Fprintf(os.Stderr, "%s; starting a fresh server in %s\n", why, dir)
+			next, _, err := o.etcdTarget(ctx, dir)
+			if err == nil {
+				err = startFixture(ctx, next, 5*time.Minute)
+			}
+			if err != nil {
+				return nil, err
+			}
+			srv, eps = next, next.Endpoints() // the reference's version is asked of the current server
+			return eps, nil
+		}
 	}
-	target.run = probesAt(eps, resolved)
+	target.run = probesAt(eps, resolved, fresh)
 	if reference == "none" {
 		return target, nil, nil
 	}
@@ -317,8 +365,23 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 		if err != nil {
 			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err)
 		}
-		return probed{name: "etcd " + v + " started by vigil", run: probesAt(ref.Endpoints(), fixtures.Security{}), stop: func() { ref.Stop() }}, nil
+		return probed{name: "etcd " + v + " started by vigil", run: probesAt(ref.Endpoints(), fixtures.Security{}, nil), stop: func() { ref.Stop() }}, nil
 	}, nil
+}
+
+// etcdTarget is the server --fixture names, in dir, not started, and its
+// name in the report.
+func (o *ConformOptions) etcdTarget(ctx context.Context, dir string) (fixtures.Fixture, string, error) {
+	switch o.Fixture {
+	case "command":
+		srv, err := commandServer(o.Command, dir, nil)
+		return srv, "the server of --command, started by vigil", err
+	case "kine":
+		srv, err := o.Kine.server(ctx, dir, nil)
+		return srv, "kine " + o.Kine.Version + " over " + o.Kine.Backend + ", started by vigil", err
+	}
+	srv, err := etcdServer(ctx, o.EtcdVersion, dir)
+	return srv, "etcd " + o.EtcdVersion + " started by vigil", err
 }
 
 // etcdServer builds (if needed) a 1-member etcd in dir, not started.

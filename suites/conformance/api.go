@@ -48,7 +48,11 @@ func Subtests(t *testing.T, results []Result) {
 				for _, s := range r.Transcript {
 					b.WriteString("\n  " + s.String())
 				}
-				t.Errorf("%s: %s\n%s%s\nrequests and answers:%s", r.Verdict, r.Title, r.Failure, strings.Join(r.Diff, "\n"), b.String())
+				broke := ""
+				if r.Broke != nil {
+					broke = "\n" + r.Broke.String()
+				}
+				t.Errorf("%s: %s\n%s%s%s\nrequests and answers:%s", r.Verdict, r.Title, r.Failure, strings.Join(r.Diff, "\n"), broke, b.String())
 			}
 		})
 	}

@@ -41,7 +41,18 @@ type EtcdConfig struct {
 	DialOptions []grpc.DialOption
 	// Security is how to reach a server with TLS or auth on.
 	Security fixtures.Security
+	// Fresh, when set, replaces the server with a fresh one (an empty
+	// store) and returns its endpoints; why says what happened to the old
+	// one. The runner calls it when a probe leaves the server unable to
+	// serve, and runs the remaining probes there. Set it only for a server
+	// vigil started; nil: the remaining probes run against the damaged
+	// server, and the report says that their results may depend on it.
+	Fresh func(ctx context.Context, why string) ([]string, error)
 }
+
+// maxFresh bounds the fresh servers one run starts: a server that breaks
+// on every probe is reported as broken, not restarted 122 times.
+const maxFresh = 10
 
 // P is what a probe runs with: its own key prefix, a recorded client, and
 // gomega assertions that end the probe on the first failure.
@@ -78,8 +89,15 @@ func (p *P) Put(name, value string, opts ...clientv3.OpOption) int64 {
 }
 
 // RunEtcdProbes runs the probes one after another and returns one result
-// each, in order. Probes assume the server is otherwise idle: a revision
-// that moves with no write of the probe is reported, not blamed on it.
+// each, in the order given. Probes assume the server is otherwise idle: a
+// revision that moves with no write of the probe is reported, not blamed
+// on it.
+//
+// The probes that damage the store on purpose (Damage) run after all the
+// others. A probe after which the server stops serving (the next probe
+// cannot even read the store revision) is named as the cause in its
+// result's Broke; with cfg.Fresh the remaining probes run against a fresh
+// server, the interrupted one first.
 func RunEtcdProbes(ctx context.Context, cfg EtcdConfig, probes []EtcdProbe) ([]Result, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("conformance: no endpoint to probe")
@@ -92,14 +110,98 @@ func RunEtcdProbes(ctx context.Context, cfg EtcdConfig, probes []EtcdProbe) ([]R
 		version = ServerVersion(ctx, cfg.Endpoints[0], cfg.Security)
 	}
 	run := fmt.Sprintf("/vigil-conform/%x/", time.Now().UnixNano())
-	var out []Result
+	var selected []EtcdProbe
 	for _, pr := range probes {
-		if !Selected(pr.Name, cfg.Only) {
-			continue
+		if Selected(pr.Name, cfg.Only) {
+			selected = append(selected, pr)
 		}
-		out = append(out, runEtcdProbe(ctx, cfg, pr, run, majorMinor(version)))
+	}
+	byName := map[string]*Result{}
+	var last *Result // the last probe that reached the server
+	prevFailed, fresh := false, 0
+	for _, pr := range runOrder(selected) {
+		res := new(Result)
+		*res = runEtcdProbe(ctx, cfg, pr, run, majorMinor(version))
+		switch {
+		case res.setupFailed && last != nil && !prevFailed && ctx.Err() == nil:
+			// The probe before this one was served; this one is not.
+			b := &Breakage{Next: pr.Name, Symptom: res.Reason}
+			if cfg.Fresh != nil && fresh < maxFresh {
+				fresh++
+				eps, err := cfg.Fresh(ctx, fmt.Sprintf("probe %s left the server unable to %s", last.Name, b.unable()))
+				if err != nil {
+					b.FreshError = err.Error()
+				} else {
+					b.Fresh, cfg.Endpoints = true, eps
+					*res = runEtcdProbe(ctx, cfg, pr, run, majorMinor(version))
+				}
+			}
+			last.blame(b)
+		case res.setupFailed && last != nil && last.Broke != nil && !last.Broke.Fresh:
+			last.Broke.After++
+		}
+		prevFailed = res.setupFailed
+		if !res.setupFailed {
+			last = res
+		}
+		byName[pr.Name] = res
+	}
+	out := make([]Result, 0, len(selected))
+	for _, pr := range selected {
+		out = append(out, *byName[pr.Name])
 	}
 	return out, nil
+}
+
+// Breakage is what a probe left behind: a server that stopped serving.
+type Breakage struct {
+	// Next is the probe that then could not start, and Symptom why
+	// ("cannot read the store revision: ...").
+	Next    string `json:"next"`
+	Symptom string `json:"symptom"`
+	// Fresh: the remaining probes ran against a fresh server vigil
+	// started (FreshError: starting it failed).
+	Fresh      bool   `json:"fresh_server"`
+	FreshError string `json:"fresh_server_error,omitempty"`
+	// After counts, without a fresh server, the later probes that could
+	// not start either.
+	After int `json:"later_probes_in_error,omitempty"`
+}
+
+// unable is the symptom as what the server could no longer do.
+func (b Breakage) unable() string {
+	s := strings.TrimPrefix(b.Symptom, "cannot ")
+	if strings.HasPrefix(s, "reach the server") {
+		return "answer" + strings.TrimPrefix(s, "reach the server")
+	}
+	return s
+}
+
+// String says what happened to the server, and what vigil did about it.
+func (b Breakage) String() string {
+	return fmt.Sprintf("the server stopped serving after this probe (the next probe, %s, could not start: %s); %s", b.Next, b.Symptom, b.outcome())
+}
+
+// outcome says where the remaining probes ran.
+func (b Breakage) outcome() string {
+	switch {
+	case b.Fresh:
+		return "the remaining probes ran against a fresh server"
+	case b.FreshError != "":
+		return "starting a fresh server failed (" + b.FreshError + "), so the remaining probes ran against this one"
+	}
+	return fmt.Sprintf("vigil did not start this server and cannot replace it: the %d probe(s) after it could not start, and any later result may depend on the damage it did", b.After+1)
+}
+
+// blame records that the server stopped serving after this probe. The
+// probe fails: whatever it asked, a server must go on serving after it.
+func (r *Result) blame(b *Breakage) {
+	r.Broke = b
+	if r.Verdict == Fail || r.Verdict == Error {
+		return
+	}
+	r.Failure = strings.TrimSpace(fmt.Sprintf("a server must go on serving after any probe; this probe's own expectations: %s %s", r.Verdict, r.Reason))
+	r.Verdict, r.Reason = Fail, ""
 }
 
 func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, version string) (res Result) {
@@ -111,7 +213,7 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	defer cancel()
 	cli, err := dial(cfg.Endpoints[0], cfg.Security, rec.dialOptions(cfg.DialOptions...)...)
 	if err != nil {
-		res.Verdict, res.Reason = Error, "cannot reach the server: "+err.Error()
+		res.Verdict, res.Reason, res.setupFailed = Error, "cannot reach the server: "+err.Error(), true
 		return res
 	}
 	defer cli.Close()
@@ -119,13 +221,13 @@ func runEtcdProbe(ctx context.Context, cfg EtcdConfig, pr EtcdProbe, run, versio
 	// of every relative revision in it.
 	plain, err := dial(cfg.Endpoints[0], cfg.Security)
 	if err != nil {
-		res.Verdict, res.Reason = Error, "cannot reach the server: "+err.Error()
+		res.Verdict, res.Reason, res.setupFailed = Error, "cannot reach the server: "+err.Error(), true
 		return res
 	}
 	defer plain.Close()
 	head, err := plain.Get(pctx, prefix)
 	if err != nil {
-		res.Verdict, res.Reason = Error, "cannot read the store revision: "+err.Error()
+		res.Verdict, res.Reason, res.setupFailed = Error, "cannot read the store revision: "+err.Error(), true
 		return res
 	}
 	p := &P{Ctx: pctx, C: cli, Prefix: prefix, Base: head.Header.Revision, Version: version}

@@ -51,6 +51,7 @@ func TestEtcdProbesPassOnEtcd(t *testing.T) {
 					t.Errorf("%s: %s %s%s", r.Name, r.Verdict, r.Reason, r.Failure)
 				}
 			}
+			checkDamageDeclared(t, res)
 			t.Logf("%s: %d probes in %s", v, len(res), time.Since(begin).Round(time.Millisecond))
 		})
 	}
@@ -84,5 +85,21 @@ func TestAnotherWriterIsNotBlamedOnTheProbe(t *testing.T) {
 	}
 	if res[0].Verdict != Error || !strings.Contains(res[0].Reason, `another client wrote "/elsewhere"`) {
 		t.Fatalf("want an error naming the other write, got %s %s %s", res[0].Verdict, res[0].Reason, res[0].Failure)
+	}
+}
+
+// checkDamageDeclared requires that the probes declared damaging (they run
+// last) are exactly those whose requests compact, revoke a lease or exceed
+// 1 MiB, as their run on etcd shows.
+func checkDamageDeclared(t *testing.T, res []Result) {
+	t.Helper()
+	declared := map[string]string{}
+	for _, p := range EtcdProbes() {
+		declared[p.Name] = p.Damage()
+	}
+	for _, r := range res {
+		if got := damageOf(r.repro.steps); got != declared[r.Name] {
+			t.Errorf("%s sends what %q, but is declared %q (the damaging table in damage.go)", r.Name, got, declared[r.Name])
+		}
 	}
 }

@@ -71,8 +71,8 @@ func masked(steps []Step, fields []string) []Step {
 func ApplyLimitations(results []Result, lims []Limitation) []Result {
 	out := slices.Clone(results)
 	for i, r := range out {
-		if r.Verdict != Fail {
-			continue
+		if r.Verdict != Fail || r.Broke != nil {
+			continue // a server that stopped serving after it is no documented departure
 		}
 		for _, l := range lims {
 			if slices.Contains(l.Probes, r.Name) && l.Explains(r) {

@@ -122,9 +122,16 @@ type Result struct {
 	Profiles       []string `json:"profiles,omitempty"`
 	OutsideProfile bool     `json:"outside_profile,omitempty"`
 
-	repro   *reproData          // the raw run of an etcd probe, for Reproduction
-	family  string              // the API, when not etcd's (see SetReproduction)
-	program func(Result) string // the reproduction of a probe of another family
+	// Broke says that the server stopped serving after this probe, and
+	// what vigil did about it (see RunEtcdProbes).
+	Broke *Breakage `json:"broke_server,omitempty"`
+
+	setupFailed bool                // the probe could not start: the server did not serve
+	repro       *reproData          // the raw run of an etcd probe, for Reproduction
+	ref         *reproData          // the reference server's run of it: the expected answers
+	mask        []string            // answer fields a limitation leaves meaningless
+	family      string              // the API, when not etcd's (see SetReproduction)
+	program     func(Result) string // the reproduction of a probe of another family
 }
 
 // SetReproduction marks r as the result of a probe of another API than

@@ -78,10 +78,18 @@ func CompareWithReference(target, reference []Result, lims ...Limitation) []Resu
 	for _, r := range reference {
 		ref[r.Name] = r
 	}
+	var mask []string
+	for _, l := range lims {
+		mask = append(mask, l.Mask...)
+	}
 	out := make([]Result, len(target))
 	for i, r := range target {
 		out[i] = r
 		w, ok := ref[r.Name]
+		if ok && w.Verdict == Pass {
+			// The reference's answers are what a reproduction expects.
+			out[i].ref, out[i].mask = w.repro, mask
+		}
 		if !ok || r.Verdict != Pass || w.Verdict != Pass {
 			continue
 		}
@@ -133,6 +141,9 @@ func (r Report) Table(w io.Writer) {
 		if x.Reason != "" {
 			fmt.Fprintf(w, "  %s\n", x.Reason)
 		}
+		if x.Broke != nil {
+			fmt.Fprintf(w, "  %s\n", x.Broke)
+		}
 		for _, d := range x.Diff {
 			fmt.Fprintf(w, "  differs from the reference: %s\n", d)
 		}
@@ -154,6 +165,11 @@ func (r Report) Table(w io.Writer) {
 	}
 	if len(unsupported) > 0 {
 		fmt.Fprintf(w, "\nunsupported by the target: %s\n", strings.Join(unsupported, ", "))
+	}
+	for _, x := range r.Results {
+		if x.Broke != nil {
+			fmt.Fprintf(w, "\nprobe %s left the server unable to %s; %s\n", x.Name, x.Broke.unable(), x.Broke.outcome())
+		}
 	}
 	lim := ""
 	if n := r.Counts[Documented]; n > 0 {
@@ -214,6 +230,9 @@ func (r Report) Write(dir string) error {
 		switch x.Verdict {
 		case Fail, Differs:
 			c.Failure, c.Detail = x.Title, x.Failure+strings.Join(x.Diff, "\n")
+			if x.Broke != nil {
+				c.Detail += "\n" + x.Broke.String()
+			}
 		case Error:
 			c.Error, c.Detail = x.Title, x.Failure+x.Reason
 		case Unsupported, Skipped, Documented:

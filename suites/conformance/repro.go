@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/template"
+	"unicode"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -21,59 +21,165 @@ type reproData struct {
 }
 
 // Reproduction is a standalone Go program (package main) that sends the
-// probe's requests again, in order, to the server and prints every answer.
-// For a probe of another API it is the program its family attached (see
-// SetReproduction; a Kubernetes probe's needs only the standard library).
-// For an etcd probe it sends them to an etcd-API server and prints every
-// answer, ending with what vigil expected. Run-specific values are
+// probe's requests again, in order, to a server, checks every answer
+// against what vigil expected, and exits 1 printing the expectation while
+// the server still breaks it, 0 once it answers as expected (2 when it
+// cannot run: the server unreachable). For a probe of another API it is
+// the program its family attached (see SetReproduction; a Kubernetes
+// probe's needs only the standard library and only replays).
+//
+// An etcd probe's expected answers are the reference server's (see
+// CompareWithReference), or, with no reference, the tested server's own
+// when the probe passed there; its requests are the ones the probe sent
+// to the server whose answers are expected. Run-specific values are
 // symbols the program resolves itself: a fresh key prefix, revisions
 // relative to the revision it starts at, the lease and watch ids the
-// server hands it. It needs only go.etcd.io/etcd/api/v3, grpc and
-// protobuf. "" if the result holds no transcript to reproduce.
-func (r Result) Reproduction() string {
+// server hands it. Answers are compared as vigil compares transcripts:
+// the server's identity in headers, remaining TTLs and the fields a
+// limitation masks left out, the keys of a lease in any order. The
+// program needs only go.etcd.io/etcd/api/v3, grpc and protobuf. "" if
+// the result holds no transcript to reproduce.
+func (r Result) Reproduction() string { return r.reproduction(false) }
+
+// ReproductionTest is Reproduction as a Go test file (package repro_test):
+// TestRepro<Probe> fails with the expectation while the server breaks
+// it. The server is $VIGIL_REPRO_ENDPOINT (default 127.0.0.1:2379).
+func (r Result) ReproductionTest() string { return r.reproduction(true) }
+
+// ReproductionTestName is the test ReproductionTest holds: TestRepro and
+// the probe's name in camel case (TestReproWatchFilterNoput).
+func (r Result) ReproductionTestName() string {
+	name := "TestRepro"
+	for _, w := range strings.FieldsFunc(r.Name, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
+		name += strings.ToUpper(w[:1]) + w[1:]
+	}
+	return name
+}
+
+func (r Result) reproduction(test bool) string {
 	if r.program != nil {
 		return r.program(r)
 	}
 	if r.repro == nil {
 		return ""
 	}
-	g := reproGen{data: r.repro, leases: map[string]string{}, watches: map[string]string{}}
+	expected, from := r.ref, "a reference etcd's answers to the same requests, as vigil recorded them"
+	if expected == nil && r.Verdict == Pass {
+		expected, from = r.repro, "the answers this server gave vigil when the probe passed"
+	}
+	// The tested server's answers, shown beside the expected ones: per
+	// lane (the unary calls, each stream), in order.
+	tested := map[string][]string{}
+	tg := newReproGen(r.repro)
+	for _, s := range r.repro.replayed() {
+		got := tg.answer(s)
+		tested[lane(s.call)] = append(tested[lane(s.call)], got)
+	}
+	source := expected
+	if source == nil {
+		source = r.repro // nothing to check against: replay what was sent
+	}
+	g := newReproGen(source)
 	var steps []reproStep
-	for _, s := range r.repro.steps {
-		if strings.HasPrefix(s.call, "LeaseKeepAlive") || s.err != nil && s.recvOnly {
-			continue // keep-alives follow the client's timer, not the probe
-		}
+	seen := map[string]int{}
+	for _, s := range source.replayed() {
 		st := reproStep{Call: s.call}
 		if s.reqPB != nil {
-			st.Msg = g.symbolize(s.reqPB)
+			st.Msg = g.symbolize(s.call, s.reqPB)
 		}
-		if s.respPB != nil {
-			g.learn(s.call, s.respPB)
-			st.Got = string(g.symbolize(s.respPB))
+		want := g.answer(s)
+		if expected != nil {
+			st.Want = want
 		}
-		if s.err != nil {
-			st.Got = "error: " + Code(s.err)
+		l := lane(s.call)
+		if i := seen[l]; i < len(tested[l]) {
+			st.Got = tested[l][i]
 		}
+		seen[l]++
 		steps = append(steps, st)
 	}
+	var mask []string
+	for _, m := range r.mask {
+		mask = append(mask, lowerCamel(m))
+	}
+	// A test file's names end in the probe's, so that several share a package.
+	suffix := strings.TrimPrefix(r.ReproductionTestName(), "TestRepro")
+	data := map[string]any{"Info": r.Info, "Verdict": r.Verdict, "Failure": strings.TrimSpace(r.Failure + "\n" + r.Reason),
+		"Steps": steps, "Checked": expected != nil, "From": from, "Mask": mask, "Test": test, "Func": r.ReproductionTestName(), "S": ""}
+	if test {
+		data["S"] = suffix
+	}
 	var b bytes.Buffer
-	err := reproTemplate.Execute(&b, map[string]any{"Info": r.Info, "Failure": r.Failure + r.Reason, "Steps": steps})
+	err := reproTemplate.Execute(&b, data)
 	if err != nil {
 		return "// " + err.Error()
 	}
 	return b.String()
 }
 
+// replayed are the steps a reproduction sends or reads again: not the
+// keep-alives (they follow the client's timer, not the probe, and vigil
+// does not compare them) nor a stream's end.
+func (d *reproData) replayed() []rawStep {
+	var out []rawStep
+	for _, s := range d.steps {
+		if strings.HasPrefix(s.call, "LeaseKeepAlive") || s.err != nil && s.recvOnly {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// lane is where a step is ordered: the unary calls, or one stream.
+func lane(call string) string {
+	if i := strings.IndexByte(call, '.'); i > 0 {
+		return call[:i]
+	}
+	return "calls"
+}
+
+// lowerCamel is a protobuf field's JSON name ("mod_revision" ->
+// "modRevision"), as the program's answers spell it.
+func lowerCamel(f string) string {
+	parts := strings.Split(f, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
 type reproStep struct {
 	Call string
 	Msg  json.RawMessage
-	Got  string
+	// Want is the expected answer, symbolized ("" when unchecked); Got is
+	// the tested server's, for comparison.
+	Want, Got string
 }
 
 // reproGen turns values of one run into the program's symbols.
 type reproGen struct {
 	data            *reproData
 	leases, watches map[string]string
+}
+
+func newReproGen(d *reproData) *reproGen {
+	return &reproGen{data: d, leases: map[string]string{}, watches: map[string]string{}}
+}
+
+// answer is a step's answer as symbols (learning the ids it hands out),
+// or its error as "error: CODE: message".
+func (g *reproGen) answer(s rawStep) string {
+	switch {
+	case s.err != nil:
+		return "error: " + Code(s.err)
+	case s.respPB != nil:
+		g.learn(s.call, s.respPB)
+		return string(g.symbolize(s.call, s.respPB))
+	}
+	return ""
 }
 
 var reproBytesFields = map[string]bool{"key": true, "rangeEnd": true, "value": true, "keys": true}
@@ -93,17 +199,33 @@ func (g *reproGen) learn(call string, answer json.RawMessage) {
 		}
 	}
 	if created, _ := m["created"].(bool); created {
-		id, _ := m["watchId"].(string)
+		id, ok := m["watchId"].(string)
+		if !ok {
+			id = "0" // protobuf JSON leaves out a watch id of 0, which etcd hands out first
+		}
 		if _, seen := g.watches[id]; !seen {
 			g.watches[id] = fmt.Sprintf("@WATCH#%d", len(g.watches)+1)
 		}
 	}
 }
 
-func (g *reproGen) symbolize(msg json.RawMessage) json.RawMessage {
+// symbolize writes one message with symbols. A watch response, and a
+// cancel request, that name watch 0 get its id written out, since
+// protobuf JSON leaves zero out and another server numbers from 1.
+func (g *reproGen) symbolize(call string, msg json.RawMessage) json.RawMessage {
 	var v any
 	if json.Unmarshal(msg, &v) != nil {
 		return msg
+	}
+	if m, ok := v.(map[string]any); ok {
+		if _, has := m["watchId"]; !has && call == "Watch.Recv" {
+			m["watchId"] = "0"
+		}
+		if c, ok := m["cancelRequest"].(map[string]any); ok {
+			if _, has := c["watchId"]; !has {
+				c["watchId"] = "0"
+			}
+		}
 	}
 	b, err := json.Marshal(g.walk("", v))
 	if err != nil {
@@ -157,207 +279,3 @@ func (g *reproGen) key(k string) string {
 	}
 	return k
 }
-
-var reproTemplate = template.Must(template.New("repro").Funcs(template.FuncMap{
-	"comment": func(s string) string { return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n// ") },
-}).Parse(`// Reproduction of vigil conformance probe {{.Info.Name}}:
-// {{.Info.Title}}.
-//
-{{if .Failure}}// What vigil expected and did not get:
-// {{comment .Failure}}
-{{else}}// The probe passed on the server it was recorded against.
-{{end}}//
-// Run against an otherwise idle etcd-API server:
-//
-//	go run . -endpoint 127.0.0.1:2379
-//
-// in a module that requires go.etcd.io/etcd/api/v3, google.golang.org/grpc
-// and google.golang.org/protobuf. The requests are the probe's, as sent; in
-// them "@B:" marks a byte string, "@P/" a fresh key prefix, "@END" the end
-// of that prefix, "@REV+N" the N-th revision after the one the program
-// starts at, "@LEASE#k" and "@WATCH#k" the k-th lease and watch id the
-// server handed out. After each step, the answer the tested server gave
-// vigil is shown for comparison.
-package main
-
-import (
-	"context"
-	"encoding/base64"
-	"encoding/json"
-	"flag"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-	"time"
-
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/protoadapt"
-)
-
-var steps = []struct{ call, msg, got string }{
-{{- range .Steps}}
-	{ {{printf "%q" .Call}}, {{printf "%q" (printf "%s" .Msg)}}, {{printf "%q" .Got}} },
-{{- end}}
-}
-
-func main() {
-	endpoint := flag.String("endpoint", "127.0.0.1:2379", "the server's client endpoint")
-	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := grpc.NewClient(*endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	must(err)
-	defer conn.Close()
-	kv, lease := pb.NewKVClient(conn), pb.NewLeaseClient(conn)
-	s := &symbols{prefix: fmt.Sprintf("/vigil-repro/%d/", time.Now().UnixNano())}
-	head, err := kv.Range(ctx, &pb.RangeRequest{Key: []byte(s.prefix)})
-	must(err)
-	s.base = head.Header.Revision
-	var watch pb.Watch_WatchClient
-	for i, st := range steps {
-		in := s.resolve(st.msg)
-		var out protoadapt.MessageV1
-		switch st.call {
-		case "Range":
-			r := &pb.RangeRequest{}
-			decode(in, r)
-			out, err = kv.Range(ctx, r)
-		case "Put":
-			r := &pb.PutRequest{}
-			decode(in, r)
-			out, err = kv.Put(ctx, r)
-		case "DeleteRange":
-			r := &pb.DeleteRangeRequest{}
-			decode(in, r)
-			out, err = kv.DeleteRange(ctx, r)
-		case "Txn":
-			r := &pb.TxnRequest{}
-			decode(in, r)
-			out, err = kv.Txn(ctx, r)
-		case "Compact":
-			r := &pb.CompactionRequest{}
-			decode(in, r)
-			out, err = kv.Compact(ctx, r)
-		case "LeaseGrant":
-			r := &pb.LeaseGrantRequest{}
-			decode(in, r)
-			var g *pb.LeaseGrantResponse
-			g, err = lease.LeaseGrant(ctx, r)
-			if err == nil {
-				s.leases = append(s.leases, g.ID)
-			}
-			out = g
-		case "LeaseRevoke":
-			r := &pb.LeaseRevokeRequest{}
-			decode(in, r)
-			out, err = lease.LeaseRevoke(ctx, r)
-		case "LeaseTimeToLive":
-			r := &pb.LeaseTimeToLiveRequest{}
-			decode(in, r)
-			out, err = lease.LeaseTimeToLive(ctx, r)
-		case "LeaseLeases":
-			out, err = lease.LeaseLeases(ctx, &pb.LeaseLeasesRequest{})
-		case "Watch.Send":
-			if watch == nil {
-				watch, err = pb.NewWatchClient(conn).Watch(ctx)
-				must(err)
-			}
-			r := &pb.WatchRequest{}
-			decode(in, r)
-			err = watch.Send(r)
-		case "Watch.Recv":
-			var w *pb.WatchResponse
-			w, err = watch.Recv()
-			if err == nil && w.Created {
-				s.watches = append(s.watches, w.WatchId)
-			}
-			out = w
-		default:
-			fmt.Printf("step %d: %s is not replayed\n", i+1, st.call)
-			continue
-		}
-		fmt.Printf("step %d: %s %s\n", i+1, st.call, in)
-		if err != nil {
-			fmt.Printf("  -> error: %v\n", err)
-		} else if out != nil {
-			b, _ := protojson.Marshal(protoadapt.MessageV2Of(out))
-			fmt.Printf("  -> %s\n", b)
-		}
-		if st.got != "" {
-			fmt.Printf("  (the tested server answered vigil: %s)\n", st.got)
-		}
-	}
-}
-
-// symbols resolves the program's symbols for this run.
-type symbols struct {
-	prefix          string
-	base            int64
-	leases, watches []int64
-}
-
-func (s *symbols) resolve(msg string) string {
-	if msg == "" {
-		return "{}"
-	}
-	var v any
-	must(json.Unmarshal([]byte(msg), &v))
-	b, err := json.Marshal(s.walk(v))
-	must(err)
-	return string(b)
-}
-
-func (s *symbols) walk(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = s.walk(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = s.walk(e)
-		}
-	case string:
-		switch {
-		case strings.HasPrefix(x, "@B:"):
-			k := strings.TrimPrefix(x, "@B:")
-			if k == "@END" {
-				k = s.prefix[:len(s.prefix)-1] + "0"
-			} else if strings.HasPrefix(k, "@P/") {
-				k = s.prefix + strings.TrimPrefix(k, "@P/")
-			}
-			return base64.StdEncoding.EncodeToString([]byte(k))
-		case strings.HasPrefix(x, "@REV"):
-			n, err := strconv.ParseInt(strings.TrimPrefix(x, "@REV"), 10, 64)
-			must(err)
-			return strconv.FormatInt(s.base+n, 10)
-		case strings.HasPrefix(x, "@LEASE#"):
-			return strconv.FormatInt(s.leases[index(x)], 10)
-		case strings.HasPrefix(x, "@WATCH#"):
-			return strconv.FormatInt(s.watches[index(x)], 10)
-		}
-	}
-	return v
-}
-
-func index(sym string) int {
-	n, err := strconv.Atoi(sym[strings.IndexByte(sym, '#')+1:])
-	must(err)
-	return n - 1
-}
-
-func decode(msg string, m protoadapt.MessageV1) {
-	must(protojson.Unmarshal([]byte(msg), protoadapt.MessageV2Of(m)))
-}
-
-func must(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "repro:", err)
-		os.Exit(2)
-	}
-}
-`))
