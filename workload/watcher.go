@@ -191,9 +191,12 @@ func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest,
 			if !open {
 				switch {
 				case compacted > 0:
-					// The start was compacted: begin again at the oldest revision kept.
+					// The start was compacted: begin again at the oldest revision
+					// kept, but never below the run's floor: what was written
+					// before the history (the probe of the forms, under the same
+					// prefix) is not the run's to judge.
 					wt.lastRev.Store(max(wt.lastRev.Load(), compacted-1))
-					return rw.ID, nextStart{StartRevision: compacted}, true
+					return rw.ID, nextStart{StartRevision: wt.w.floor(compacted)}, true
 				case wt.lastRev.Load() > 0:
 					return rw.ID, nextStart{StartRevision: wt.lastRev.Load() + 1, resume: true}, ok
 				case created > 0 && req.StartRevision == 0:
