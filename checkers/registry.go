@@ -50,3 +50,10 @@ func Run(h *history.History, cfg check.Config) []check.Result {
 	}
 	return out
 }
+
+// LimitationChecks names, for each documented limitation a target may
+// declare (check.Limitations), the checks whose verdict it can turn into
+// `limitation`.
+func LimitationChecks() map[string][]string {
+	return map[string][]string{history.LimitationNoVersions: {linearizable.Name, watch.NameIsCreate}}
+}

@@ -21,8 +21,9 @@ type LimitationDoc struct {
 	// PointTo is what the implementer must cite: where their own
 	// documentation or code states the departure.
 	PointTo string
-	// Checks and Probes name the checks and probes it can excuse.
-	Checks, Probes []string
+	// The checks and probes it can excuse are named where they are
+	// defined: checkers.LimitationChecks, the conformance probes' own
+	// table.
 }
 
 // Limitations lists every limitation a run or a conform may declare.
@@ -38,15 +39,12 @@ func Limitations() []LimitationDoc {
 		PointTo: "the place in your documentation or code that says versions are not kept (kine: pkg/server/compact.go). " +
 			"Kubernetes' compaction compares the version of compact_rev_key, so a store that keeps no versions must " +
 			"still count that key's writes (kine special-cases it); no probe checks that yet.",
-		Checks: []string{"kv/linearizable", "watch/is-create"},
-		Probes: []string{"kv/version-counts-writes", "kv/range-keys-only", "watch/is-create"},
 	}, {
 		Name:    history.LimitationNoSizeLimit,
 		Summary: "the server accepts requests of any size, where etcd refuses those over its limit (1.5 MiB by default)",
 		Excuses: "the probe kv/oversized-request is `limitation` when its oversized put was accepted (answered without an " +
 			"error); refused with another error than etcd's, it still fails. No check of a run meets it.",
 		PointTo: "the place in your documentation that states the largest request the server takes, or that it sets none.",
-		Probes:  []string{"kv/oversized-request"},
 	}}
 }
 
