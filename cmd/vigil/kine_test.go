@@ -65,7 +65,7 @@ func TestConformKine(t *testing.T) {
 
 // A chaos-free run against kine: every request form is asked for first
 // and the refused ones recorded, the workload sends every form kine
-// serves and none it refuses (so the system stays available), the checks that need a refused capability say
+// serves and none it refuses, the checks that need a refused capability say
 // skipped with kine's words, and the deviations that show in every run
 // (watch filters ignored, versions not kept) fail their checks.
 func TestRunKine(t *testing.T) {
@@ -79,7 +79,9 @@ func TestRunKine(t *testing.T) {
 	g.Expect(res.stderr).To(ContainSubstring("the target refuses"))
 	r := readResult(t, filepath.Join(out, "result.json"))
 	v := verdicts(r)
-	g.Expect(v["run/availability"]).To(Equal("pass"))
+	// run/availability is not asserted: under concurrent plain puts and
+	// deletes kine v0.17.5 can crash (docs/findings/kine.md, F13), and
+	// whether the race hits in 8 s is chance.
 	g.Expect(v["watch/filter"]).To(Equal("fail"))
 	g.Expect(v["watch/is-create"]).To(Equal("fail"))
 	g.Expect(v["kv/serializable-sane"]).To(Equal("skipped"))
@@ -130,7 +132,9 @@ func TestRunKubeOverKine(t *testing.T) {
 	r := readResult(t, filepath.Join(out, "result.json"))
 	g.Expect(r.Target.Kind).To(Equal("kube"))
 	v := verdicts(r)
-	g.Expect(v["run/availability"]).To(Equal("pass"))
+	// run/availability is not asserted: under concurrent plain puts and
+	// deletes kine v0.17.5 can crash (docs/findings/kine.md, F13), and
+	// whether the race hits in 8 s is chance.
 	judged := 0
 	for name, verdict := range v {
 		if strings.HasPrefix(name, "kube/") && verdict != "skipped" {
