@@ -46,7 +46,11 @@ type ConformOptions struct {
 	Repro       string // one probe, printed as a standalone program
 	ReproTest   string // with Repro: write it as a Go test file here instead
 
-	KubeServer  KubeServer
+	KubeServer KubeServer
+	// Store is what the kube-apiserver vigil starts keeps its data in:
+	// etcd (the default), command (the server of Command) or endpoints
+	// (the one at Endpoints); see StoreEtcd.
+	Store       string
 	KubeVersion string
 	WatchCache  bool
 	Resources   string // configmaps, crd or all
@@ -208,7 +212,7 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	var probes []conformance.Info
 	switch o.Target {
 	case "etcd":
-		for _, f := range []string{"server", "token", "ca-file", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource"} {
+		for _, f := range []string{"server", "token", "ca-file", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource", "store"} {
 			if given(f) {
 				return nil, nil, nil, Usagef("--%s goes with --target kube", f)
 			}
@@ -238,8 +242,21 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	if o.Security.given() {
 		return nil, nil, nil, Usagef("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
 	}
-	if given("endpoints") {
-		return nil, nil, nil, Usagef("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	switch {
+	case o.Store == "":
+		o.Store = StoreEtcd
+	case o.Store != StoreEtcd && o.Store != StoreCommand && o.Store != StoreEndpoints:
+		return nil, nil, nil, Usagef("--store %q: want etcd, command or endpoints", o.Store)
+	}
+	switch {
+	case o.Endpoints != "" && o.Store != StoreEndpoints:
+		return nil, nil, nil, Usagef("--endpoints names etcd members: under the kube-apiserver vigil starts with --store endpoints; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	case (o.Store == StoreEndpoints) != (o.Endpoints != ""):
+		return nil, nil, nil, Usagef("--store endpoints and --endpoints go together")
+	case (o.Store == StoreCommand) != (o.Command != ""):
+		return nil, nil, nil, Usagef("--store command and --command go together")
+	case o.Store != StoreEtcd && o.KubeServer.named():
+		return nil, nil, nil, Usagef("--store puts a server under the kube-apiserver vigil starts; --server names one you run")
 	}
 	res := []kube.Resource{kube.ConfigMaps, kube.VigilObjects}
 	if o.Resources != "all" && o.Resources != "" {
@@ -414,14 +431,21 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 		}
 	}
 	cache := map[bool]string{true: "on", false: "off"}[o.WatchCache]
-	start := func(version, dir string) (probed, error) {
-		fx, err := o.kubeServer(ctx, version, filepath.Join(o.Out, dir))
+	start := func(version, dir string, store string) (probed, error) {
+		fx, err := o.kubeServer(ctx, version, filepath.Join(o.Out, dir), store)
 		if err != nil {
 			return probed{}, err
 		}
 		s := fx.Servers()
 		srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
-		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over etcd %s, started by vigil", version, cache, o.EtcdVersion),
+		under := "etcd " + o.EtcdVersion
+		switch store {
+		case StoreCommand:
+			under = "the server of --command"
+		case StoreEndpoints:
+			under = "the server at " + o.Endpoints
+		}
+		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over %s, started by vigil", version, cache, under),
 			run:  probesAt(kubeprobes.Config{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints()), Resources: res, Only: only}),
 			stop: func() { fx.Stop() }}, nil
 	}
@@ -431,7 +455,7 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 			run: probesAt(kubeprobes.Config{Server: *external, Resources: res, Only: only})}
 	} else {
 		var err error
-		if target, err = start(o.KubeVersion, "target"); err != nil {
+		if target, err = start(o.KubeVersion, "target", o.Store); err != nil {
 			return probed{}, nil, err
 		}
 	}
@@ -443,7 +467,7 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 		if v == "default" {
 			v = binaries.DefaultKubeVersion
 		}
-		ref, err := start(v, "reference")
+		ref, err := start(v, "reference", StoreEtcd)
 		if err != nil {
 			return probed{}, fmt.Errorf("starting the reference kube-apiserver %s (--reference none skips it): %w", v, err)
 		}
@@ -453,7 +477,7 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 
 // kubeServer builds (if needed) and starts a 1-member etcd with one
 // kube-apiserver over it in dir.
-func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir string) (*kubeapiserver.Fixture, error) {
+func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir, store string) (*kubeapiserver.Fixture, error) {
 	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: o.EtcdVersion, Progress: os.Stderr})
 	if err != nil {
 		return nil, err
@@ -462,9 +486,13 @@ func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir string
 	if err != nil {
 		return nil, err
 	}
-	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: dir,
+	st, err := storeFixture(ctx, store, o.Command, o.Endpoints, o.Kine, dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: dir, Store: st,
 		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: o.EtcdVersion},
 		APIServers: kubeapiserver.Config{Binary: kubeBin, Version: kubeVersion, DisableWatchCache: !o.WatchCache}})
-	fmt.Fprintf(os.Stderr, "starting etcd %s and kube-apiserver %s in %s\n", o.EtcdVersion, kubeVersion, dir)
+	fmt.Fprintf(os.Stderr, "starting the store (%s) and kube-apiserver %s in %s\n", store, kubeVersion, dir)
 	return fx, startFixture(ctx, fx, 3*time.Minute)
 }
