@@ -47,7 +47,9 @@ func TestReferenceFallsBackToNearestOfLine(t *testing.T) {
 	if _, used, note, _ := referenceEtcd(context.Background(), "v3.4.21"); used != "v3.4.21" || note != "" {
 		t.Fatalf("exact release: used %q note %q", used, note)
 	}
-	cachedEtcd = func(o binaries.Options) (string, bool, error) { return "/cache/" + o.Version, o.Version == "v3.4.22", nil }
+	cachedEtcd = func(o binaries.Options) (string, bool, error) {
+		return "/cache/" + o.Version, o.Version == "v3.4.22", nil
+	}
 	tried = nil
 	if bin, used, _, _ := referenceEtcd(context.Background(), "v3.4.23"); used != "v3.4.22" || bin != "/cache/v3.4.22" || len(tried) != 1 {
 		t.Fatalf("cached neighbour: %q %q, tried %v", bin, used, tried)
