@@ -69,19 +69,26 @@ func DefaultConformOptions() ConformOptions {
 // reference, writes result.json and junit.xml, and prints the table (with
 // List, the probes; with Repro, the reproduction). It returns the exit code.
 func Conform(ctx context.Context, o ConformOptions) (int, error) {
+	code, _, err := conform(ctx, o)
+	return code, err
+}
+
+// conform is Conform, also returning the report written (nil with List,
+// Repro, or before the probes ran).
+func conform(ctx context.Context, o ConformOptions) (int, *conformance.Report, error) {
 	probes, res, external, err := o.check()
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	declared, err := o.declared()
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	if o.List {
 		for _, p := range probes {
 			fmt.Printf("%-50s %-18s %s\n", p.Name, strings.Join(conformance.ProfilesOf(p.Name), ","), p.Title)
 		}
-		return ExitPass, nil
+		return ExitPass, nil, nil
 	}
 	var only []string
 	for _, s := range strings.Split(o.Only, ",") {
@@ -90,13 +97,13 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		}
 	}
 	if o.ReproTest != "" && o.Repro == "" {
-		return ExitSetup, Usagef("--repro-test FILE writes the reproduction of the probe --repro names: give --repro too")
+		return ExitSetup, nil, Usagef("--repro-test FILE writes the reproduction of the probe --repro names: give --repro too")
 	}
 	if o.Repro != "" {
 		only = []string{o.Repro}
 		if o.Target == "kube" {
 			if o.ReproTest != "" {
-				return ExitSetup, Usagef("--repro-test: a Kubernetes probe's reproduction is a program only")
+				return ExitSetup, nil, Usagef("--repro-test: a Kubernetes probe's reproduction is a program only")
 			}
 			// Its program replays and prints; it needs no reference.
 			o.Reference = "none"
@@ -104,12 +111,12 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 	}
 	for _, s := range only {
 		if !slices.ContainsFunc(probes, func(p conformance.Info) bool { return conformance.Matches(p.Name, s) }) {
-			return ExitSetup, Usagef("--only %q names no probe; vigil conform --list shows them", s)
+			return ExitSetup, nil, Usagef("--only %q names no probe; vigil conform --list shows them", s)
 		}
 	}
 	unregister, err := openOut(&o.Out, "conform")
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	defer unregister()
 	var target probed
@@ -120,34 +127,35 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		target, startRef, err = o.etcdServers(ctx, only)
 	}
 	if err != nil {
-		return ExitSetup, SetupError(err)
+		return ExitSetup, nil, SetupError(err)
 	}
 	lims := conformance.LimitationsFor(declared)
 	results, refName, err := differential(ctx, target, startRef, lims)
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	if o.Repro != "" {
 		if len(results) == 0 {
-			return ExitSetup, Usagef("--repro %s: no such probe ran", o.Repro)
+			return ExitSetup, nil, Usagef("--repro %s: no such probe ran", o.Repro)
 		}
-		return o.reproduce(conformance.ApplyLimitations(results, lims)[0], refName)
+		code, err := o.reproduce(conformance.ApplyLimitations(results, lims)[0], refName)
+		return code, nil, err
 	}
 	results = conformance.ApplyProfile(conformance.ApplyLimitations(results, lims), o.Profile)
 	rep := conformance.NewReport(target.name, refName, results)
 	rep.Profile, rep.Limitations = o.Profile, declared
 	if err := rep.Write(o.Out); err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	rep.Table(os.Stdout)
 	fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", o.Out)
 	if ctx.Err() != nil {
-		return ExitSetup, fmt.Errorf("interrupted")
+		return ExitSetup, &rep, fmt.Errorf("interrupted")
 	}
 	if rep.Failed() {
-		return ExitFail, nil
+		return ExitFail, &rep, nil
 	}
-	return ExitPass, nil
+	return ExitPass, &rep, nil
 }
 
 // declared are the limitations declared for the target, by name, with
