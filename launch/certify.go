@@ -140,7 +140,9 @@ func Certify(ctx context.Context, c CertifyOptions) (int, error) {
 	begin := time.Now()
 	est, note := c.estimate()
 	titles := c.phaseTitles()
-	step := func(i int) { logf("\n[%d/%d] %s… (%s elapsed)", i+1, len(titles)+1, titles[i], time.Since(begin).Round(time.Second)) }
+	step := func(i int) {
+		logf("\n[%d/%d] %s… (%s elapsed)", i+1, len(titles)+1, titles[i], time.Since(begin).Round(time.Second))
+	}
 	logf("vigil certify: %d phases, about %s on 2 cores%s; output in %s", len(titles)+1, est.Round(time.Minute), note, c.Out)
 
 	// A server at --endpoints is checked before anything starts: an
