@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/suites/conformance"
+	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 )
 
 // Requirement verdicts: what certify says of each probe and check.
@@ -38,6 +39,11 @@ type Requirement struct {
 	Repro   string `json:"repro"`
 	// Report is the phase's report, relative to the certificate.
 	Report string `json:"report,omitempty"`
+	// CoveredBy are the probes that judged the guarantee of a check the
+	// run gave no chance to (coverSkipped).
+	CoveredBy []string `json:"covered_by,omitempty"`
+
+	skipped bool // a check the run gave nothing to judge
 }
 
 // Phase is one phase's outcome.
@@ -279,6 +285,7 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 		if x.Verdict == check.Fail {
 			q.Witness = smallestWitness(x)
 		}
+		q.skipped = x.Verdict == check.Skipped
 		ph.Requirements = append(ph.Requirements, q)
 	}
 	return ph
@@ -297,7 +304,46 @@ func checkVerdict(x check.Result) string {
 		}
 		return ReqFail
 	}
-	return ReqUnknown // unknown, skipped
+	return ReqUnknown // unknown; skipped, unless its probes judge it (coverSkipped)
+}
+
+// coverSkipped judges each check a run gave no chance to (skipped: a
+// continue token never expired, no watch ran to its timeout) by the
+// probes that isolate its guarantee, when the probe phases ran them: it
+// passes when every one of them passed, and stays unknown otherwise.
+func coverSkipped(phases []Phase) {
+	probes := map[string]string{} // probe name -> verdict
+	for _, p := range phases {
+		for _, r := range p.Requirements {
+			if r.Kind == "probe" {
+				probes[strings.TrimPrefix(r.Name, p.Key+"/")] = r.Verdict
+			}
+		}
+	}
+	for i := range phases {
+		for j := range phases[i].Requirements {
+			r := &phases[i].Requirements[j]
+			if !r.skipped {
+				continue
+			}
+			name := strings.TrimPrefix(r.Name, phases[i].Key+"/")
+			var by []string
+			ok := true
+			for _, pattern := range append(conformance.EtcdProbesFor(name), kubeprobes.ProbesFor(name)...) {
+				for probe, v := range probes {
+					if conformance.Matches(probe, pattern) {
+						by = append(by, probe)
+						ok = ok && v == ReqPass
+					}
+				}
+			}
+			sort.Strings(by)
+			if len(by) > 0 && ok {
+				r.Verdict, r.CoveredBy = ReqPass, by
+				r.Evidence += "; not exercised by this run, judged by its probes instead: " + strings.Join(by, ", ") + " (pass)"
+			}
+		}
+	}
 }
 
 func checkEvidence(x check.Result) string {

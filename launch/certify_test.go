@@ -152,3 +152,29 @@ func TestCertifyKubeStoreOptions(t *testing.T) {
 		}
 	}
 }
+
+// A check the run gave no chance to is judged by its probes: pass when
+// they all passed, unknown when one did not or none ran.
+func TestCertifyCoverSkipped(t *testing.T) {
+	phases := []Phase{
+		{Key: "kube-probes", Requirements: []Requirement{
+			{Name: "kube-probes/kube-list/continue-expired@configmaps", Kind: "probe", Verdict: ReqPass},
+			{Name: "kube-probes/kube-list/continue-expired@vigilobjects", Kind: "probe", Verdict: ReqPass},
+			{Name: "kube-probes/kube-watch/timeout@configmaps", Kind: "probe", Verdict: ReqPass},
+			{Name: "kube-probes/kube-watch/timeout@vigilobjects", Kind: "probe", Verdict: ReqFail},
+		}},
+		{Key: "kube-run", Requirements: []Requirement{
+			{Name: "kube-run/kube/continue-expired", Kind: "check", Verdict: ReqUnknown, skipped: true},
+			{Name: "kube-run/kube/watch-timeout", Kind: "check", Verdict: ReqUnknown, skipped: true},
+			{Name: "kube-run/kube/bookmarks", Kind: "check", Verdict: ReqUnknown},
+		}},
+	}
+	coverSkipped(phases)
+	got := phases[1].Requirements
+	if got[0].Verdict != ReqPass || len(got[0].CoveredBy) != 2 || !strings.Contains(got[0].Evidence, "judged by its probes") {
+		t.Errorf("continue-expired: %+v", got[0])
+	}
+	if got[1].Verdict != ReqUnknown || got[2].Verdict != ReqUnknown {
+		t.Errorf("a failed probe or a check that was not skipped stays unknown: %+v", got[1:])
+	}
+}
