@@ -88,9 +88,12 @@ func (c *CertifyOptions) phaseTitles() []string {
 // estimate is how long certify should take on 2 cores: measured figures
 // per phase, plus kube-apiserver's build when it is not cached.
 func (c *CertifyOptions) estimate() (time.Duration, string) {
-	t := 40*time.Second + (c.Duration + 45*time.Second) + 150*time.Second + (c.Duration + 60*time.Second)
+	// Measured on etcd v3.6.16: probes 5 s, a run's start and judging
+	// 5-30 s, kube-apiserver ready in ~15 s, 90 Kubernetes probes in ~20 s,
+	// their reference as long again.
+	t := 10*time.Second + (c.Duration + 10*time.Second) + 75*time.Second + (c.Duration + 30*time.Second)
 	if c.Reference == "none" {
-		t -= 70 * time.Second
+		t -= 35 * time.Second
 	}
 	note := ""
 	if _, ok, _ := binaries.KubeCached(binaries.KubeOptions{Version: c.KubeVersion}); !ok {

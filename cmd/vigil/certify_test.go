@@ -87,3 +87,60 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// kine v0.17.5 over SQLite, started with --command, is not ready: it
+// fails probes of the kubernetes profile (compaction/watch-at and
+// watch/from-future, docs/findings/kine.md F3 and F4), each with its
+// witness and repro in the certificate.
+func TestCertifyKineNotReady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kine and kube-apiserver")
+	}
+	ctx := context.Background()
+	bin, err := binaries.Kine(ctx, binaries.KineOptions{Progress: os.Stderr})
+	if err != nil {
+		t.Skipf("kine cannot be built here: %v", err)
+	}
+	if _, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Progress: os.Stderr}); err != nil {
+		t.Skipf("kube-apiserver cannot be built here: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "certify")
+	res := vigil(t, 10*time.Minute, "certify", "--command", kineCommand(bin), "--out", out,
+		"--duration", "8s", "--fault-interval", "2s", "--seed", "3", "--reference", "none")
+	assertNothingLeft(t, out)
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want 1 (not ready)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, launch.CertifyJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c launch.Certificate
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]launch.Requirement{}
+	for _, r := range c.Requirements {
+		verdicts[r.Name] = r
+	}
+	for _, name := range []string{"etcd-probes/compaction/watch-at", "etcd-probes/watch/from-future"} {
+		r := verdicts[name]
+		if r.Verdict != "fail" || r.Witness == "" || !strings.Contains(r.Repro, "--repro "+strings.TrimPrefix(name, "etcd-probes/")) {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if c.Ready || c.Verdict != "not ready" {
+		t.Errorf("certificate: ready %v, verdict %q", c.Ready, c.Verdict)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, launch.CertifyHTML))
+	if !strings.Contains(string(page), "smallest witness") || !strings.Contains(string(page), "compaction/watch-at") {
+		t.Error("certify.html shows no failure with its witness")
+	}
+}
+
+// kineCommand runs kine over SQLite as fixtures/kine does, from a
+// --command line.
+func kineCommand(bin string) string {
+	return bin + " --listen-address 127.0.0.1:{client_port} --endpoint sqlite://{data_dir}/state.db?_journal=WAL&cache=shared&_busy_timeout=30000" +
+		" --metrics-bind-address 0 --compact-min-retain 0"
+}
