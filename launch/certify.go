@@ -30,7 +30,10 @@ type CertifyOptions struct {
 	Seed                    int64
 	// Reference is the differential's: default (etcd of the server's
 	// reported line; kube-apiserver over etcd) or none.
-	Reference   string
+	Reference string
+	// Limitations are the --limitation values, declared in the etcd API
+	// phases (1 and 2); the Kubernetes phases take none.
+	Limitations []string
 	KubeVersion string
 	Vigil       string
 	Given       map[string]string
@@ -121,7 +124,8 @@ func (c *CertifyOptions) check() error {
 			return Usagef("%v", err)
 		}
 	}
-	return nil
+	_, err := resolveLimitations(c.Limitations)
+	return err
 }
 
 // Certify runs the four phases against the server, decides, writes
@@ -146,7 +150,7 @@ func Certify(ctx context.Context, c CertifyOptions) (int, error) {
 	step := func(i int) {
 		logf("\n[%d/%d] %s… (%s elapsed)", i+1, len(titles)+1, titles[i], time.Since(begin).Round(time.Second))
 	}
-	logf("vigil certify: %d phases, about %s on 2 cores%s; output in %s", len(titles)+1, est.Round(time.Minute), note, c.Out)
+	logf("vigil certify: %d phases, about %s on 2 cores%s; seed %d, output in %s", len(titles)+1, est.Round(time.Minute), note, c.Seed, c.Out)
 
 	// A server at --endpoints is checked before anything starts: an
 	// unreachable one is a setup error, not a server that is not ready.
@@ -179,7 +183,7 @@ func Certify(ctx context.Context, c CertifyOptions) (int, error) {
 func (c *CertifyOptions) finish(begin time.Time, phases []Phase) (int, error) {
 	logf("\n[%d/%d] the verdict… (%s elapsed)", len(c.phaseTitles())+1, len(c.phaseTitles())+1, time.Since(begin).Round(time.Second))
 	cert := Certificate{Format: 1, Profile: check.ProfileKubernetes, Server: c.server(), Vigil: c.Vigil, Seed: c.Seed,
-		Flags: Redacted(c.Given), Phases: phases}
+		Flags: Redacted(c.Given), Phases: phases, Limitations: c.Limitations}
 	coverSkipped(phases)
 	for _, p := range phases {
 		cert.Requirements = append(cert.Requirements, p.Requirements...)

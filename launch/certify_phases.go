@@ -130,6 +130,14 @@ func (c *CertifyOptions) serverFlags(target, verb string) string {
 	return "--endpoints " + c.Endpoints
 }
 
+// limitationFlags are the --limitation flags of a repro in target's phases.
+func (c *CertifyOptions) limitationFlags(target string) string {
+	if target != "etcd" || len(c.Limitations) == 0 {
+		return ""
+	}
+	return " --limitation " + strings.Join(c.Limitations, ",")
+}
+
 // probePhase runs the probes of target (etcd: the kubernetes profile's;
 // kube: through a kube-apiserver over the server), each with its
 // reference unless Reference is none.
@@ -142,6 +150,9 @@ func (c *CertifyOptions) probePhase(ctx context.Context, title, target string) P
 	o := DefaultConformOptions()
 	o.Target, o.Profile, o.Reference, o.KubeVersion = target, check.ProfileKubernetes, c.Reference, c.KubeVersion
 	o.Out, o.Given = filepath.Join(c.Out, dir), map[string]string{}
+	if target == "etcd" {
+		o.Limitations = c.Limitations
+	}
 	switch {
 	case target == "etcd" && c.Command != "":
 		o.Fixture, o.Command = "command", c.Command
@@ -161,7 +172,7 @@ func (c *CertifyOptions) probePhase(ctx context.Context, title, target string) P
 	if rep.Reference != "" {
 		ph.Note = "reference: " + rep.Reference
 	}
-	repro := "vigil conform " + c.serverFlags(target, "conform") + " --profile kubernetes --repro "
+	repro := "vigil conform " + c.serverFlags(target, "conform") + c.limitationFlags(target) + " --profile kubernetes --repro "
 	for _, r := range rep.Results {
 		if r.OutsideProfile {
 			continue
@@ -242,6 +253,9 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 	o.Target, o.Profile, o.Seed, o.Vigil = target, check.ProfileKubernetes, c.Seed, c.Vigil
 	o.Out, o.FaultInterval = filepath.Join(c.Out, dir), c.FaultInterval
 	o.Workload.Duration = c.Duration
+	if target == "etcd" {
+		o.Limitations = c.Limitations
+	}
 	o.Given = map[string]string{"profile": o.Profile, "seed": fmt.Sprint(c.Seed), "duration": c.Duration.String()}
 	switch {
 	case target == "etcd" && c.Command != "":
@@ -274,8 +288,8 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 		ph.Error, ph.SetupFailed = r.Reason, r.SetupFailed
 		return ph
 	}
-	repro := fmt.Sprintf("vigil run %s --profile kubernetes --seed %d --duration %s --schedule %s",
-		c.serverFlags(target, "run"), c.Seed, c.Duration, filepath.Join(o.Out, chaos.ScheduleFile))
+	repro := fmt.Sprintf("vigil run %s%s --profile kubernetes --seed %d --duration %s --schedule %s",
+		c.serverFlags(target, "run"), c.limitationFlags(target), c.Seed, c.Duration, filepath.Join(o.Out, chaos.ScheduleFile))
 	for _, x := range r.Checks {
 		if x.OutsideProfile {
 			continue

@@ -23,6 +23,7 @@ const (
 type Certificate struct {
 	Format       int               `json:"format"`
 	Profile      string            `json:"profile"`
+	Limitations  []string          `json:"limitations,omitempty"` // declared in the etcd API phases
 	Server       string            `json:"server"`
 	Ready        bool              `json:"ready"`
 	Verdict      string            `json:"verdict"` // ready, not ready, inconclusive, setup error
@@ -174,7 +175,7 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.5em;margin:.2em 0}
 <h1>Can Kubernetes run on this store?</h1>
 <p>{{.Server}}</p>
 <p class="verdict {{if .Ready}}pass{{else}}fail{{end}}">{{.Verdict}}</p>
-<p>{{.Reason}} (profile {{.Profile}}, seed {{.Seed}}, {{printf "%.0f" .DurationS}} s)</p>
+<p>{{.Reason}} (profile {{.Profile}}{{if .Limitations}}, limitations declared: {{range .Limitations}}{{.}} {{end}}{{end}}, seed {{.Seed}}, {{printf "%.0f" .DurationS}} s)</p>
 {{with counts .}}<p>{{index . "pass"}} pass, {{index . "fail"}} fail, {{index . "unsupported"}} unsupported, {{index . "unknown"}} unknown</p>{{end}}
 <h2>Phases</h2>
 <table><tr><th>phase</th><th>exit</th><th>report</th><th>notes</th></tr>

@@ -16,6 +16,7 @@ func cmdCertify(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.FaultInterval, "fault-interval", o.FaultInterval, "pause between the runs' faults")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of the runs' workloads and fault schedules (default: random, printed)")
 	fs.StringVar(&o.Reference, "reference", o.Reference, "the probes' differential: default (etcd of the server's reported release line; kube-apiserver over etcd) or none (faster, no differences judged)")
+	fs.Var((*listFlag)(&o.Limitations), "limitation", "a departure from etcd your server's documentation states (repeatable, or comma-separated; docs/profiles.md): excuses exactly what it lists in the etcd API phases, and the certificate names it")
 	fs.StringVar(&o.KubeVersion, "kube-version", o.KubeVersion, "Kubernetes version of the kube-apiserver vigil starts over the server")
 	return func([]string) (int, error) {
 		o.Given, o.Vigil = given(fs), version
