@@ -106,6 +106,15 @@ func Decide(phases []Phase) (verdict string, exit int, reason string) {
 	return "ready", ExitPass, fmt.Sprintf("all %d requirements pass", n)
 }
 
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func short(list []string) string {
 	if len(list) > 5 {
 		return strings.Join(list[:5], ", ") + fmt.Sprintf(" and %d more", len(list)-5)
@@ -271,8 +280,8 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 	}
 	ph.Faults, ph.LeftOut = c.certifyFaults(target)
 	o.Faults = strings.Join(ph.Faults, ",")
-	for f, why := range ph.LeftOut {
-		logf("certify: fault %s left out: %s", f, why)
+	for _, f := range sortedKeys(ph.LeftOut) {
+		logf("certify: fault %s left out: %s", f, ph.LeftOut[f])
 	}
 	code, err := Run(ctx, &o)
 	ph.Exit = code
