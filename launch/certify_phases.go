@@ -75,7 +75,7 @@ func Decide(phases []Phase) (verdict string, exit int, reason string) {
 		if len(phases) > 0 {
 			why = phases[0].Error
 		}
-		return "setup error", ExitSetup, "the server could not be started or reached: " + why
+		return "setup error", ExitSetup, "the first phase could not run (the server, or the reference, could not be started or reached): " + why
 	}
 	var failed, open []string
 	n := 0
