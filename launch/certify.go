@@ -164,18 +164,22 @@ func Certify(ctx context.Context, c CertifyOptions) (int, error) {
 			return c.finish(begin, []Phase{{Key: "etcd-probes", Title: titles[0], SetupFailed: true, Error: err.Error()}})
 		}
 	}
-	var phases []Phase
-	step(0)
-	phases = append(phases, c.probePhase(ctx, titles[0], "etcd"))
-	if phases[0].SetupFailed || ctx.Err() != nil {
-		return c.finish(begin, phases)
+	run := []func() Phase{
+		func() Phase { return c.probePhase(ctx, titles[0], "etcd") },
+		func() Phase { return c.runPhase(ctx, titles[1], "etcd") },
+		func() Phase { return c.probePhase(ctx, titles[2], "kube") },
+		func() Phase { return c.runPhase(ctx, titles[3], "kube") },
 	}
-	step(1)
-	phases = append(phases, c.runPhase(ctx, titles[1], "etcd"))
-	step(2)
-	phases = append(phases, c.probePhase(ctx, titles[2], "kube"))
-	step(3)
-	phases = append(phases, c.runPhase(ctx, titles[3], "kube"))
+	var phases []Phase
+	for i, phase := range run {
+		step(i)
+		phases = append(phases, phase())
+		// Interrupted (Ctrl-C), or the server never came up: the phases
+		// so far decide (Decide makes missing ones inconclusive).
+		if ctx.Err() != nil || phases[0].SetupFailed {
+			break
+		}
+	}
 	return c.finish(begin, phases)
 }
 
