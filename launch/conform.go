@@ -14,7 +14,6 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kine"
-	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 	"github.com/vigil-suite/vigil/targets/kube"
@@ -46,7 +45,11 @@ type ConformOptions struct {
 	Repro       string // one probe, printed as a standalone program
 	ReproTest   string // with Repro: write it as a Go test file here instead
 
-	KubeServer  KubeServer
+	KubeServer KubeServer
+	// Store is what the kube-apiserver vigil starts keeps its data in:
+	// etcd (the default), command (the server of Command) or endpoints
+	// (the one at Endpoints); see StoreEtcd.
+	Store       string
 	KubeVersion string
 	WatchCache  bool
 	Resources   string // configmaps, crd or all
@@ -65,19 +68,26 @@ func DefaultConformOptions() ConformOptions {
 // reference, writes result.json and junit.xml, and prints the table (with
 // List, the probes; with Repro, the reproduction). It returns the exit code.
 func Conform(ctx context.Context, o ConformOptions) (int, error) {
+	code, _, err := conform(ctx, o)
+	return code, err
+}
+
+// conform is Conform, also returning the report written (nil with List,
+// Repro, or before the probes ran).
+func conform(ctx context.Context, o ConformOptions) (int, *conformance.Report, error) {
 	probes, res, external, err := o.check()
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	declared, err := o.declared()
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	if o.List {
 		for _, p := range probes {
 			fmt.Printf("%-50s %-18s %s\n", p.Name, strings.Join(conformance.ProfilesOf(p.Name), ","), p.Title)
 		}
-		return ExitPass, nil
+		return ExitPass, nil, nil
 	}
 	var only []string
 	for _, s := range strings.Split(o.Only, ",") {
@@ -86,13 +96,13 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		}
 	}
 	if o.ReproTest != "" && o.Repro == "" {
-		return ExitSetup, Usagef("--repro-test FILE writes the reproduction of the probe --repro names: give --repro too")
+		return ExitSetup, nil, Usagef("--repro-test FILE writes the reproduction of the probe --repro names: give --repro too")
 	}
 	if o.Repro != "" {
 		only = []string{o.Repro}
 		if o.Target == "kube" {
 			if o.ReproTest != "" {
-				return ExitSetup, Usagef("--repro-test: a Kubernetes probe's reproduction is a program only")
+				return ExitSetup, nil, Usagef("--repro-test: a Kubernetes probe's reproduction is a program only")
 			}
 			// Its program replays and prints; it needs no reference.
 			o.Reference = "none"
@@ -100,12 +110,12 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 	}
 	for _, s := range only {
 		if !slices.ContainsFunc(probes, func(p conformance.Info) bool { return conformance.Matches(p.Name, s) }) {
-			return ExitSetup, Usagef("--only %q names no probe; vigil conform --list shows them", s)
+			return ExitSetup, nil, Usagef("--only %q names no probe; vigil conform --list shows them", s)
 		}
 	}
 	unregister, err := openOut(&o.Out, "conform")
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	defer unregister()
 	var target probed
@@ -116,34 +126,35 @@ func Conform(ctx context.Context, o ConformOptions) (int, error) {
 		target, startRef, err = o.etcdServers(ctx, only)
 	}
 	if err != nil {
-		return ExitSetup, SetupError(err)
+		return ExitSetup, nil, SetupError(err)
 	}
 	lims := conformance.LimitationsFor(declared)
 	results, refName, err := differential(ctx, target, startRef, lims)
 	if err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	if o.Repro != "" {
 		if len(results) == 0 {
-			return ExitSetup, Usagef("--repro %s: no such probe ran", o.Repro)
+			return ExitSetup, nil, Usagef("--repro %s: no such probe ran", o.Repro)
 		}
-		return o.reproduce(conformance.ApplyLimitations(results, lims)[0], refName)
+		code, err := o.reproduce(conformance.ApplyLimitations(results, lims)[0], refName)
+		return code, nil, err
 	}
 	results = conformance.ApplyProfile(conformance.ApplyLimitations(results, lims), o.Profile)
 	rep := conformance.NewReport(target.name, refName, results)
 	rep.Profile, rep.Limitations = o.Profile, declared
 	if err := rep.Write(o.Out); err != nil {
-		return ExitSetup, err
+		return ExitSetup, nil, err
 	}
 	rep.Table(os.Stdout)
 	fmt.Printf("results in %s (result.json with every transcript, junit.xml)\n", o.Out)
 	if ctx.Err() != nil {
-		return ExitSetup, fmt.Errorf("interrupted")
+		return ExitSetup, &rep, fmt.Errorf("interrupted")
 	}
 	if rep.Failed() {
-		return ExitFail, nil
+		return ExitFail, &rep, nil
 	}
-	return ExitPass, nil
+	return ExitPass, &rep, nil
 }
 
 // declared are the limitations declared for the target, by name, with
@@ -208,7 +219,7 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	var probes []conformance.Info
 	switch o.Target {
 	case "etcd":
-		for _, f := range []string{"server", "token", "ca-file", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource"} {
+		for _, f := range []string{"server", "token", "ca-file", "kubeconfig", "context", "in-cluster", "kube-version", "watch-cache", "resource", "store"} {
 			if given(f) {
 				return nil, nil, nil, Usagef("--%s goes with --target kube", f)
 			}
@@ -238,8 +249,21 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	if o.Security.given() {
 		return nil, nil, nil, Usagef("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
 	}
-	if given("endpoints") {
-		return nil, nil, nil, Usagef("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	switch {
+	case o.Store == "":
+		o.Store = StoreEtcd
+	case o.Store != StoreEtcd && o.Store != StoreCommand && o.Store != StoreEndpoints:
+		return nil, nil, nil, Usagef("--store %q: want etcd, command or endpoints", o.Store)
+	}
+	switch {
+	case o.Endpoints != "" && o.Store != StoreEndpoints:
+		return nil, nil, nil, Usagef("--endpoints names etcd members: under the kube-apiserver vigil starts with --store endpoints; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	case (o.Store == StoreEndpoints) != (o.Endpoints != ""):
+		return nil, nil, nil, Usagef("--store endpoints and --endpoints go together")
+	case (o.Store == StoreCommand) != (o.Command != ""):
+		return nil, nil, nil, Usagef("--store command and --command go together")
+	case o.Store != StoreEtcd && o.KubeServer.named():
+		return nil, nil, nil, Usagef("--store puts a server under the kube-apiserver vigil starts; --server names one you run")
 	}
 	res := []kube.Resource{kube.ConfigMaps, kube.VigilObjects}
 	if o.Resources != "all" && o.Resources != "" {
@@ -358,14 +382,28 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 				v = "v" + strings.TrimPrefix(reported, "v")
 			}
 		}
-		ref, err := etcdServer(ctx, v, filepath.Join(o.Out, "reference"))
-		if err == nil {
-			err = startFixture(ctx, ref, 60*time.Second)
+		// The reported release may not build here (not on the module
+		// proxy): the nearest of its line stands in, and the report says
+		// so. A version asked for with --reference is taken as it is.
+		bin, used, note, err := v, v, "", error(nil)
+		if reference == "default" {
+			bin, used, note, err = referenceEtcd(ctx, v)
+		} else {
+			bin, err = binaries.Etcd(ctx, binaries.Options{Version: v, Progress: os.Stderr})
 		}
 		if err != nil {
 			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", v, err)
 		}
-		return probed{name: "etcd " + v + " started by vigil", run: probesAt(ref.Endpoints(), fixtures.Security{}, nil), stop: func() { ref.Stop() }}, nil
+		name := "etcd " + used + " started by vigil"
+		if note != "" {
+			fmt.Fprintf(os.Stderr, "vigil: %s\n", note)
+			name += " (" + note + ")"
+		}
+		ref := etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: filepath.Join(o.Out, "reference"), Version: used})
+		if err := startFixture(ctx, ref, 60*time.Second); err != nil {
+			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", used, err)
+		}
+		return probed{name: name, run: probesAt(ref.Endpoints(), fixtures.Security{}, nil), stop: func() { ref.Stop() }}, nil
 	}, nil
 }
 
@@ -402,69 +440,4 @@ func startFixture(ctx context.Context, fx fixtures.Fixture, timeout time.Duratio
 		return err
 	}
 	return nil
-}
-
-// kubeServers is the Kubernetes target (a kube-apiserver vigil starts if
-// none is named) and, unless the reference is none, how to start the
-// reference kube-apiserver, with the same watch-cache setting.
-func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, external *kube.Config, only []string) (probed, func() (probed, error), error) {
-	probesAt := func(cfg kubeprobes.Config) func(context.Context) ([]conformance.Result, error) {
-		return func(ctx context.Context) ([]conformance.Result, error) {
-			return kubeprobes.Run(ctx, cfg, kubeprobes.Probes())
-		}
-	}
-	cache := map[bool]string{true: "on", false: "off"}[o.WatchCache]
-	start := func(version, dir string) (probed, error) {
-		fx, err := o.kubeServer(ctx, version, filepath.Join(o.Out, dir))
-		if err != nil {
-			return probed{}, err
-		}
-		s := fx.Servers()
-		srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
-		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over etcd %s, started by vigil", version, cache, o.EtcdVersion),
-			run:  probesAt(kubeprobes.Config{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints()), Resources: res, Only: only}),
-			stop: func() { fx.Stop() }}, nil
-	}
-	var target probed
-	if external != nil {
-		target = probed{name: "Kubernetes API server at " + external.Server,
-			run: probesAt(kubeprobes.Config{Server: *external, Resources: res, Only: only})}
-	} else {
-		var err error
-		if target, err = start(o.KubeVersion, "target"); err != nil {
-			return probed{}, nil, err
-		}
-	}
-	if o.Reference == "none" {
-		return target, nil, nil
-	}
-	return target, func() (probed, error) {
-		v := o.Reference
-		if v == "default" {
-			v = binaries.DefaultKubeVersion
-		}
-		ref, err := start(v, "reference")
-		if err != nil {
-			return probed{}, fmt.Errorf("starting the reference kube-apiserver %s (--reference none skips it): %w", v, err)
-		}
-		return ref, nil
-	}, nil
-}
-
-// kubeServer builds (if needed) and starts a 1-member etcd with one
-// kube-apiserver over it in dir.
-func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir string) (*kubeapiserver.Fixture, error) {
-	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: o.EtcdVersion, Progress: os.Stderr})
-	if err != nil {
-		return nil, err
-	}
-	kubeBin, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Version: kubeVersion, Progress: os.Stderr})
-	if err != nil {
-		return nil, err
-	}
-	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: dir,
-		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: o.EtcdVersion},
-		APIServers: kubeapiserver.Config{Binary: kubeBin, Version: kubeVersion, DisableWatchCache: !o.WatchCache}})
-	fmt.Fprintf(os.Stderr, "starting etcd %s and kube-apiserver %s in %s\n", o.EtcdVersion, kubeVersion, dir)
-	return fx, startFixture(ctx, fx, 3*time.Minute)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/vigil-suite/vigil/chaos"
@@ -93,15 +92,9 @@ func (o *Options) kubeFixture(ctx context.Context, net fixtures.Network) (fixtur
 			FeatureGates: o.Kube.FeatureGates})
 		return fx, func() []kube.Config { return serverConfigs(fx.Replicas(), fx.Token(), fx.CAFile()) }, nil
 	}
-	var store kubeapiserver.Store
-	if o.Kube.Store == "kine" {
-		abs, err := filepath.Abs(o.Out)
-		if err != nil {
-			return nil, nil, err
-		}
-		if store, err = o.Kine.server(ctx, abs, net); err != nil {
-			return nil, nil, err
-		}
+	store, err := storeFixture(ctx, o.Kube.Store, o.Command, o.Endpoints, o.Kine, o.Out, net)
+	if err != nil {
+		return nil, nil, err
 	}
 	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: o.Out, Network: net, Logf: logf, Store: store,
 		Etcd: etcdproc.Config{Binary: etcdBin, Members: o.Members, Version: o.EtcdVersion, Failpoints: o.Failpoints, Settings: o.Settings},

@@ -55,7 +55,7 @@ func (o *Options) Resolve() error {
 	if o.Given == nil {
 		o.Given = map[string]string{}
 	}
-	if o.Endpoints != "" {
+	if o.Endpoints != "" && o.Target != "kube" {
 		if o.given("fixture") && o.Fixture != "external" {
 			return Usagef("--endpoints goes with --fixture external, not %q", o.Fixture)
 		}
@@ -82,6 +82,11 @@ func (o *Options) Resolve() error {
 	}
 	if err := o.planFaults(); err != nil {
 		return err
+	}
+	if o.Target == "kube" && o.Kube.Store == StoreEndpoints {
+		if left := processFaults(append(o.schedule.Faults, stepFaults(o.schedule)...)); len(left) > 0 {
+			return Usagef("--store endpoints: %s need the store's process, which vigil did not start; give --store command --command \"...\" for them, or only client-side faults (client-reset, watch-drop, compact-storm, ...)", strings.Join(left, ", "))
+		}
 	}
 	oneProcess := o.Fixture == "kine" || o.Fixture == "command"
 	if oneProcess {
@@ -226,6 +231,15 @@ func (o *Options) planFaults() error {
 	return nil
 }
 
+// stepFaults names the faults of a schedule's steps.
+func stepFaults(s chaos.Schedule) []string {
+	var out []string
+	for _, st := range s.Steps {
+		out = append(out, st.Fault)
+	}
+	return out
+}
+
 // checkDocker refuses, before anything starts, the faults a cluster in
 // Docker cannot take.
 func (o *Options) checkDocker() error {
@@ -262,8 +276,12 @@ func (o *Options) checkKube() error {
 	kineGiven := o.given("kine-version") || o.given("kine-binary") || o.given("kine-backend")
 	apiFlags := []string{"apiservers", "watch-cache", "kube-compaction-interval", "feature-gates", "kube-version", "kube-apiserver-binary"}
 	switch {
-	case o.Endpoints != "":
-		return Usagef("--endpoints names etcd members; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	case o.Endpoints != "" && k.Store != StoreEndpoints:
+		return Usagef("--endpoints names etcd members: under the API servers vigil starts with --store endpoints; for a Kubernetes API server use --server URL (or --kubeconfig FILE)")
+	case k.Store == StoreEndpoints && o.Endpoints == "":
+		return Usagef("--store endpoints needs --endpoints HOST:PORT: the etcd-API server you run, under the API servers vigil starts")
+	case (k.Store == StoreCommand) != (o.Command != ""):
+		return Usagef("--store command and --command go together: --store command --command \"/path/to/server --listen 127.0.0.1:{client_port} --data {data_dir}\"")
 	case o.Fixture != "process" && o.Fixture != "docker" && o.Fixture != "external":
 		return Usagef("--fixture %q: want process, docker or external", o.Fixture)
 	case o.Fixture == "external" && !external:
@@ -272,14 +290,14 @@ func (o *Options) checkKube() error {
 		return Usagef("--server and --kubeconfig name a server you run; they go with --fixture external, not %q", o.Fixture)
 	case o.Fixture != "external" && k.Server.credentials():
 		return Usagef("--token, --ca-file and --insecure-skip-tls-verify are for --fixture external; vigil makes its own for the API servers it runs")
-	case o.Fixture != "external" && k.Store != "kine" && o.Members != 1 && o.Members != 3 && o.Members != 5:
+	case o.Fixture != "external" && k.Store == StoreEtcd && o.Members != 1 && o.Members != 3 && o.Members != 5:
 		return Usagef("--members %d: want 1, 3 or 5", o.Members)
-	case k.Store != "etcd" && k.Store != "kine":
-		return Usagef("--store %q: want etcd or kine", k.Store)
-	case k.Store == "kine" && o.Fixture != "process":
-		return Usagef("--store kine runs kine under the API servers vigil starts: it needs the process fixture, not %q", o.Fixture)
-	case k.Store == "kine" && o.given("members") && o.Members != 1:
-		return Usagef("--store kine is one kine process; --members %d does not apply", o.Members)
+	case k.Store != StoreEtcd && k.Store != StoreKine && k.Store != StoreCommand && k.Store != StoreEndpoints:
+		return Usagef("--store %q: want etcd, kine, command (your server, from --command) or endpoints (one you run, --endpoints)", k.Store)
+	case k.Store != StoreEtcd && o.Fixture != "process":
+		return Usagef("--store %s puts it under the API servers vigil starts: it needs the process fixture, not %q", k.Store, o.Fixture)
+	case k.Store != StoreEtcd && o.given("members") && o.Members != 1:
+		return Usagef("--store %s is one server; --members %d does not apply", k.Store, o.Members)
 	case k.Store != "kine" && kineGiven:
 		return Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine or --store kine")
 	case o.Kine.check() != nil:
@@ -294,7 +312,7 @@ func (o *Options) checkKube() error {
 		return Usagef("--tls and --auth set up the etcd cluster of the process fixture (--target etcd --fixture process); " +
 			"for your own cluster give --endpoints with --cacert, --cert, --key, --user and --password")
 	}
-	if k.Store == "kine" {
+	if k.Store != StoreEtcd {
 		o.Members = 1
 	}
 	r, ok := kube.ResourceNamed(k.ResourceName)

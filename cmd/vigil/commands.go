@@ -91,6 +91,23 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 	}, cmdConform)
 
 	add(&cobra.Command{
+		Use:   "certify",
+		Short: "can Kubernetes run on this etcd-API store? probes, runs with faults, and kube-apiserver over it: one verdict",
+		Long: `Certify an etcd-API server for Kubernetes, in 4 phases: the kubernetes
+profile's probes against a reference etcd, a run with faults, then a
+kube-apiserver vigil starts over the server, with the Kubernetes probes and
+a Kubernetes run with faults through it (docs/certify.md). Every probe and
+check of the profile is a requirement.
+
+Exit codes: 0 ready, 1 not ready (a requirement fails), 2 inconclusive (none
+fails, but some could not be judged), 3 setup error (the server could not
+be started or reached).`,
+		Args: cobra.NoArgs,
+		Example: `  vigil certify --command "/usr/local/bin/etcd --data-dir {data_dir} --listen-client-urls http://127.0.0.1:{client_port} --advertise-client-urls http://127.0.0.1:{client_port} --listen-peer-urls http://127.0.0.1:0"
+  vigil certify --endpoints 127.0.0.1:2379 --duration 60s`,
+	}, cmdCertify)
+
+	add(&cobra.Command{
 		Use:   "selftest DIR",
 		Short: "corrupt a passing run many times and report what the checks miss",
 		Long: `Corrupt a saved run that every check passed, many times, one small seeded

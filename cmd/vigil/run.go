@@ -34,7 +34,7 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.StringVar(&o.EtcdVersion, "etcd-version", o.EtcdVersion, "etcd version to build from the Go module proxy (e.g. v3.5.17, v3.6.16, v3.7.3, v3.4.25)")
 	fs.StringVar(&o.EtcdBinary, "etcd-binary", "", "use this etcd binary instead of building one")
 	fs.BoolVar(&o.Failpoints, "failpoints", false, "run a gofail build of etcd (vigil build etcd VERSION --failpoints) whose failpoints the failpoint:* faults arm; implied by those faults")
-	fs.StringVar(&o.Endpoints, "endpoints", "", "comma-separated client endpoints of a running cluster (implies --fixture external)")
+	fs.StringVar(&o.Endpoints, "endpoints", "", "comma-separated client endpoints of a running cluster (implies --fixture external; with --target kube --store endpoints, the store under the API servers)")
 	fs.DurationVar(&w.Duration, "duration", w.Duration, "how long the workload runs")
 	fs.IntVar(&w.Clients, "clients", w.Clients, "concurrent KV clients")
 	fs.Float64Var(&w.Rate, "rate", w.Rate, "total KV requests per second (0: as fast as the clients get answers)")
@@ -71,11 +71,11 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.DurationVar(&k.CompactionInterval, "kube-compaction-interval", 0, "--target kube: the API servers' --etcd-compaction-interval (0: their default, 5m; negative: off)")
 	fs.StringVar(&k.ResourceName, "resource", k.ResourceName, "--target kube: the collection the workload works on: configmaps, or crd (a custom resource vigil defines, vigilobjects.vigil.dev)")
 	fs.StringVar(&k.FeatureGates, "feature-gates", "", "--target kube: the API servers' --feature-gates, e.g. WatchList=false")
-	fs.StringVar(&k.Store, "store", k.Store, "--target kube: what the API servers keep their data in: etcd, or kine (as k3s runs them; see --kine-backend)")
+	fs.StringVar(&k.Store, "store", k.Store, "--target kube: what the API servers keep their data in: etcd, kine (as k3s runs them; see --kine-backend), command (your etcd-API server, from --command; every fault applies) or endpoints (one you run, from --endpoints; only client-side faults)")
 	defineServerFlags(fs, &k.Server, &o.Security, " (implies --fixture external)")
 	fs.BoolVar(&o.TLS, "tls", false, "the process fixture's members speak TLS on client and peer links and require client certificates, from a CA made for the run (under <out>/tls)")
 	fs.BoolVar(&o.Auth, "auth", false, "the process fixture's cluster has etcd's authentication on: user root, a password made for the run (<out>/tls/etcdctl.env says how to reach the cluster)")
 	defineKine(fs, &o.Kine)
-	fs.StringVar(&o.Command, "command", "", "--fixture command: the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
+	fs.StringVar(&o.Command, "command", "", "--fixture command (or --target kube --store command): the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
 	return &o
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	"github.com/vigil-suite/vigil/launch"
+)
+
+// etcdCommand is the --command line of a single etcd member.
+func etcdCommand(bin string) string {
+	return bin + " --data-dir {data_dir} --listen-client-urls http://127.0.0.1:{client_port}" +
+		" --advertise-client-urls http://127.0.0.1:{client_port} --listen-peer-urls http://127.0.0.1:0"
+}
+
+// A setup error from the command line: a server that cannot start.
+func TestCertifyCLISetupError(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "certify")
+	res := vigil(t, time.Minute, "certify", "--command", "/nonexistent/etcd --port {client_port}", "--out", out, "--reference", "none")
+	if res.code != exitSetup || !strings.Contains(res.stdout, "SETUP ERROR") {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, exitSetup, res.stdout, res.stderr)
+	}
+	res = vigil(t, time.Minute, "certify")
+	if res.code != exitSetup || !strings.Contains(res.stderr, "give one of --command") {
+		t.Fatalf("no server: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// One real certify of etcd v3.6.16 started with --command, with short
+// phases (8 s runs, no reference: about 2 minutes); `make certify` runs
+// the full one.
+func TestCertifyEtcdEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and kube-apiserver")
+	}
+	ctx := context.Background()
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion, Progress: os.Stderr})
+	if err != nil {
+		t.Skipf("etcd cannot be built here: %v", err)
+	}
+	if _, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Progress: os.Stderr}); err != nil {
+		t.Skipf("kube-apiserver cannot be built here: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "certify")
+	res := vigil(t, 10*time.Minute, "certify", "--command", etcdCommand(bin), "--out", out,
+		"--duration", "8s", "--fault-interval", "2s", "--seed", "3", "--reference", "none")
+	assertNothingLeft(t, out)
+	if res.code != exitPass {
+		t.Fatalf("exit %d, want 0 (ready)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{"[1/5] etcd API probes", "[2/5] etcd API run with faults (8s)", "[4/5] Kubernetes run", "about"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("no %q in the progress", want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, launch.CertifyJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c launch.Certificate
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]int{}
+	for _, r := range c.Requirements {
+		phases[r.Phase]++
+		if r.Verdict != "pass" || r.Evidence == "" || !strings.HasPrefix(r.Repro, "vigil ") {
+			t.Errorf("requirement %+v", r)
+		}
+	}
+	if !c.Ready || c.Profile != "kubernetes" || len(c.Phases) != launch.CertifyPhases {
+		t.Fatalf("certificate: ready %v, profile %q, %d phases", c.Ready, c.Profile, len(c.Phases))
+	}
+	// 47 probes of the profile; every Kubernetes probe (90); the checks.
+	if phases["etcd-probes"] != 47 || phases["kube-probes"] != 90 || phases["etcd-run"] < 10 || phases["kube-run"] < 3 {
+		t.Errorf("requirements per phase: %v", phases)
+	}
+	for _, f := range []string{launch.CertifyHTML, "junit.xml", "2-etcd-run/report.html", "4-kube-run/report.html"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// kine v0.17.5 over SQLite, started with --command, is not ready: it
+// fails probes of the kubernetes profile (compaction/watch-at and
+// watch/from-future, docs/findings/kine.md F3 and F4), each with its
+// witness and repro in the certificate.
+func TestCertifyKineNotReady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kine and kube-apiserver")
+	}
+	ctx := context.Background()
+	bin, err := binaries.Kine(ctx, binaries.KineOptions{Progress: os.Stderr})
+	if err != nil {
+		t.Skipf("kine cannot be built here: %v", err)
+	}
+	if _, err := binaries.KubeAPIServer(ctx, binaries.KubeOptions{Progress: os.Stderr}); err != nil {
+		t.Skipf("kube-apiserver cannot be built here: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "certify")
+	res := vigil(t, 10*time.Minute, "certify", "--command", kineCommand(bin), "--out", out,
+		"--duration", "8s", "--fault-interval", "2s", "--seed", "3", "--reference", "none")
+	assertNothingLeft(t, out)
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want 1 (not ready)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, launch.CertifyJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c launch.Certificate
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]launch.Requirement{}
+	for _, r := range c.Requirements {
+		verdicts[r.Name] = r
+	}
+	for _, name := range []string{"etcd-probes/compaction/watch-at", "etcd-probes/watch/from-future"} {
+		r := verdicts[name]
+		if r.Verdict != "fail" || r.Witness == "" || !strings.Contains(r.Repro, "--repro "+strings.TrimPrefix(name, "etcd-probes/")) {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if c.Ready || c.Verdict != "not ready" {
+		t.Errorf("certificate: ready %v, verdict %q", c.Ready, c.Verdict)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, launch.CertifyHTML))
+	if !strings.Contains(string(page), "smallest witness") || !strings.Contains(string(page), "compaction/watch-at") {
+		t.Error("certify.html shows no failure with its witness")
+	}
+}
+
+// kineCommand runs kine over SQLite as fixtures/kine does, from a
+// --command line.
+func kineCommand(bin string) string {
+	return bin + " --listen-address 127.0.0.1:{client_port} --endpoint sqlite://{data_dir}/state.db?_journal=WAL&cache=shared&_busy_timeout=30000" +
+		" --metrics-bind-address 0 --compact-min-retain 0"
+}

@@ -1,0 +1,180 @@
+package launch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func req(name, verdict string) Requirement { return Requirement{Name: name, Verdict: verdict} }
+
+func fourPhases(reqs ...Requirement) []Phase {
+	ps := []Phase{{Key: "etcd-probes"}, {Key: "etcd-run"}, {Key: "kube-probes"}, {Key: "kube-run"}}
+	for i, r := range reqs {
+		ps[i%4].Requirements = append(ps[i%4].Requirements, r)
+	}
+	return ps
+}
+
+// Every verdict path of Decide, from phase results alone.
+func TestCertifyDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		phases  []Phase
+		verdict string
+		exit    int
+	}{
+		{"all pass", fourPhases(req("a", ReqPass), req("b", ReqPass), req("c", ReqPass), req("d", ReqPass)), "ready", ExitPass},
+		{"one fails", fourPhases(req("a", ReqPass), req("b", ReqFail), req("c", ReqPass), req("d", ReqUnknown)), "not ready", ExitFail},
+		{"a failure outweighs a later phase that did not run",
+			append(fourPhases(req("a", ReqFail))[:2], Phase{Key: "kube-probes", SetupFailed: true, Error: "kube-apiserver never ready"}), "not ready", ExitFail},
+		{"unknown", fourPhases(req("a", ReqPass), req("b", ReqUnknown), req("c", ReqPass), req("d", ReqPass)), "inconclusive", ExitUnknown},
+		{"unsupported", fourPhases(req("a", ReqUnsupported), req("b", ReqPass), req("c", ReqPass), req("d", ReqPass)), "inconclusive", ExitUnknown},
+		{"a later phase could not start",
+			append(fourPhases(req("a", ReqPass), req("b", ReqPass))[:3], Phase{Key: "kube-run", SetupFailed: true, Error: "x"}), "inconclusive", ExitUnknown},
+		{"phases missing", fourPhases(req("a", ReqPass))[:2], "inconclusive", ExitUnknown},
+		{"nothing judged", fourPhases(), "inconclusive", ExitUnknown},
+		{"the server never came up", []Phase{{Key: "etcd-probes", SetupFailed: true, Error: "no such file"}}, "setup error", ExitSetup},
+		{"no phase", nil, "setup error", ExitSetup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, code, reason := Decide(tc.phases)
+			if v != tc.verdict || code != tc.exit || reason == "" {
+				t.Fatalf("Decide = %q %d (%s), want %q %d", v, code, reason, tc.verdict, tc.exit)
+			}
+		})
+	}
+}
+
+func TestCertifyUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*CertifyOptions)
+		want string
+	}{
+		{func(*CertifyOptions) {}, "give one of --command"},
+		{func(o *CertifyOptions) { o.Command, o.Endpoints = "x {client_port}", "127.0.0.1:2379" }, "give one of --command"},
+		{func(o *CertifyOptions) { o.Command = "/bin/server --port 2379" }, "{client_port}"},
+		{func(o *CertifyOptions) { o.Endpoints, o.Duration = "127.0.0.1:2379", time.Second }, "--duration"},
+		{func(o *CertifyOptions) { o.Endpoints, o.Reference = "127.0.0.1:2379", "v3.5.0" }, "--reference"},
+	} {
+		o := DefaultCertifyOptions()
+		tc.mod(&o)
+		o.Out = t.TempDir()
+		code, err := Certify(context.Background(), o)
+		var ue *UsageError
+		if code != ExitSetup || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Certify = %d, %v; want a usage error naming %q", code, err, tc.want)
+		}
+	}
+}
+
+// A server that cannot be started or reached is a setup error (exit 3),
+// with a certificate that says why; nothing else runs.
+func TestCertifySetupErrors(t *testing.T) {
+	for name, mod := range map[string]func(*CertifyOptions){
+		"unreachable endpoint": func(o *CertifyOptions) { o.Endpoints = "127.0.0.1:1" },
+		"bad command":          func(o *CertifyOptions) { o.Command = "/nonexistent/etcd --port {client_port} --dir {data_dir}" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := DefaultCertifyOptions()
+			mod(&o)
+			o.Out, o.Reference = t.TempDir(), "none"
+			code, err := Certify(context.Background(), o)
+			if code != ExitSetup || err == nil {
+				t.Fatalf("Certify = %d, %v; want a setup error", code, err)
+			}
+			b, rerr := os.ReadFile(filepath.Join(o.Out, CertifyJSON))
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var c Certificate
+			if err := json.Unmarshal(b, &c); err != nil || c.Ready || c.Verdict != "setup error" || c.Exit != ExitSetup || len(c.Phases) != 1 {
+				t.Fatalf("certificate %+v (%v)", c, err)
+			}
+			for _, f := range []string{CertifyHTML, "junit.xml"} {
+				if _, err := os.Stat(filepath.Join(o.Out, f)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// Against --endpoints only the faults a client can inject stay, and
+// certify says why the others were left out.
+func TestCertifyFaultsForEndpoints(t *testing.T) {
+	o := DefaultCertifyOptions()
+	o.Endpoints = "127.0.0.1:2379"
+	use, left := o.certifyFaults("etcd")
+	if strings.Join(use, ",") != "compact-storm" || !strings.Contains(left["kill-leader"], "did not start") || !strings.Contains(left["watch-drop"], "proxy") {
+		t.Fatalf("etcd: use %v, left %v", use, left)
+	}
+	use, _ = o.certifyFaults("kube")
+	if strings.Join(use, ",") != "compact-storm,restart-apiserver" {
+		t.Fatalf("kube: use %v", use)
+	}
+	o.Endpoints, o.Command = "", "etcd {client_port}"
+	if use, left := o.certifyFaults("kube"); len(use) != len(certifyKubeFaults) || len(left) != 0 {
+		t.Fatalf("command: use %v, left %v", use, left)
+	}
+}
+
+// --store command and --store endpoints under kube-apiserver: what
+// Resolve accepts and refuses (certify's phases 3 and 4 rest on them).
+func TestCertifyKubeStoreOptions(t *testing.T) {
+	for _, tc := range []struct {
+		store, command, endpoints, faults, want string
+	}{
+		{StoreCommand, "etcd --port {client_port}", "", "kill-leader,watch-drop", ""},
+		{StoreEndpoints, "", "127.0.0.1:2379", "compact-storm,restart-apiserver", ""},
+		{StoreEndpoints, "", "127.0.0.1:2379", "kill-leader,compact-storm", "kill-leader need the store's process"},
+		{StoreEndpoints, "", "", "", "--store endpoints needs --endpoints"},
+		{StoreCommand, "", "", "", "--store command and --command go together"},
+		{StoreEtcd, "", "127.0.0.1:2379", "", "--store endpoints"},
+		{"fdb", "", "", "", "--store \"fdb\""},
+	} {
+		o := DefaultOptions()
+		o.Target, o.Kube.Store, o.Command, o.Endpoints, o.Faults = "kube", tc.store, tc.command, tc.endpoints, tc.faults
+		o.Given["store"] = tc.store
+		err := o.Resolve()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: got %v, want %q", tc, err, tc.want)
+		case tc.want == "" && o.Members != 1:
+			t.Errorf("%+v: members %d, want 1", tc, o.Members)
+		}
+	}
+}
+
+// A check the run gave no chance to is judged by its probes: pass when
+// they all passed, unknown when one did not or none ran.
+func TestCertifyCoverSkipped(t *testing.T) {
+	phases := []Phase{
+		{Key: "kube-probes", Requirements: []Requirement{
+			{Name: "kube-probes/kube-list/continue-expired@configmaps", Kind: "probe", Verdict: ReqPass},
+			{Name: "kube-probes/kube-list/continue-expired@vigilobjects", Kind: "probe", Verdict: ReqPass},
+			{Name: "kube-probes/kube-watch/timeout@configmaps", Kind: "probe", Verdict: ReqPass},
+			{Name: "kube-probes/kube-watch/timeout@vigilobjects", Kind: "probe", Verdict: ReqFail},
+		}},
+		{Key: "kube-run", Requirements: []Requirement{
+			{Name: "kube-run/kube/continue-expired", Kind: "check", Verdict: ReqUnknown, skipped: true},
+			{Name: "kube-run/kube/watch-timeout", Kind: "check", Verdict: ReqUnknown, skipped: true},
+			{Name: "kube-run/kube/bookmarks", Kind: "check", Verdict: ReqUnknown},
+		}},
+	}
+	coverSkipped(phases)
+	got := phases[1].Requirements
+	if got[0].Verdict != ReqPass || len(got[0].CoveredBy) != 2 || !strings.Contains(got[0].Evidence, "judged by its probes") {
+		t.Errorf("continue-expired: %+v", got[0])
+	}
+	if got[1].Verdict != ReqUnknown || got[2].Verdict != ReqUnknown {
+		t.Errorf("a failed probe or a check that was not skipped stays unknown: %+v", got[1:])
+	}
+}
