@@ -270,30 +270,27 @@ func Findings(h *history.History, results []check.Result) []Finding {
 	return out
 }
 
-// partOrder puts the worse part first: inside the profile before outside,
-// MUST before SHOULD, then by
-// severity, then the most violations.
+// partOrder puts the worse part first: by rank (rankOrder), then the
+// most violations.
 func partOrder(a, b Part) int {
-	switch {
-	case a.OutsideProfile != b.OutsideProfile:
-		if a.OutsideProfile {
-			return 1
-		}
-		return -1
-	case a.Should != b.Should:
-		if a.Should {
-			return 1
-		}
-		return -1
-	case a.Severity.Rank() != b.Severity.Rank():
-		return a.Severity.Rank() - b.Severity.Rank()
+	if c := rankOrder(a, b); c != 0 {
+		return c
 	}
 	return b.Violations - a.Violations
 }
 
-// findingOrder puts the worse finding first: by its worst part, then the
-// most violations in all.
+// findingOrder puts the worse finding first: by its worst part's rank,
+// then the most violations in all.
 func findingOrder(a, b Finding) int {
+	if c := rankOrder(a.Part, b.Part); c != 0 {
+		return c
+	}
+	return b.Total() - a.Total()
+}
+
+// rankOrder orders parts by how much they matter, whatever their counts:
+// inside the profile before outside, MUST before SHOULD, then by severity.
+func rankOrder(a, b Part) int {
 	switch {
 	case a.OutsideProfile != b.OutsideProfile:
 		if a.OutsideProfile {
@@ -305,10 +302,8 @@ func findingOrder(a, b Finding) int {
 			return 1
 		}
 		return -1
-	case a.Severity.Rank() != b.Severity.Rank():
-		return a.Severity.Rank() - b.Severity.Rank()
 	}
-	return b.Total() - a.Total()
+	return a.Severity.Rank() - b.Severity.Rank()
 }
 
 // records is how much a reader must look at to follow a violation.
