@@ -1,7 +1,6 @@
 package linearizable
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -29,12 +28,7 @@ func TestLinearizableForms(t *testing.T) {
 		return b.Op(2, 40, 50, history.Request{Kind: history.OpDelete, Key: histbuild.K("a"), PrevKV: true},
 			&history.Response{Revision: 13, Deleted: deleted, PrevKVs: prev}, "")
 	}
-	cases := []struct {
-		name  string
-		build func(b *histbuild.Builder) int64
-		want  check.Verdict
-		msg   string
-	}{
+	runOpCases(t, []opCase{
 		{"count-only range: the count, no keys - pass", func(b *histbuild.Builder) int64 {
 			two(b)
 			b.Op(2, 40, 50, countOnly, &history.Response{Revision: 12, Count: 2}, "")
@@ -83,25 +77,5 @@ func TestLinearizableForms(t *testing.T) {
 			two(b)
 			return delPrev(b, 1, histbuild.Kv("a", "9.9", 11, 11, 1))
 		}, check.Fail, "prev_kvs of delete"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := histbuild.New()
-			id := c.build(b)
-			r := Check(b.H, check.DefaultConfig())
-			if r.Verdict != c.want {
-				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.want, r.Violations)
-			}
-			if c.want != check.Fail {
-				return
-			}
-			v := r.Violations[0]
-			if len(v.Operations) == 0 || v.Operations[0] != id {
-				t.Errorf("violation names operations %v, want %d first: %s", v.Operations, id, v.Message)
-			}
-			if !strings.Contains(v.Message, c.msg) {
-				t.Errorf("message %q lacks %q", v.Message, c.msg)
-			}
-		})
-	}
+	})
 }

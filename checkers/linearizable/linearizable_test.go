@@ -340,12 +340,7 @@ func TestLinearizableMultiKey(t *testing.T) {
 		return b.Op(client, call, ret, history.Request{Kind: history.OpRange, Key: histbuild.TestPrefix, End: "/p0"},
 			&history.Response{Revision: rev, KVs: kvs, Count: int64(len(kvs))}, "")
 	}
-	cases := []struct {
-		name  string
-		build func(b *histbuild.Builder) int64
-		want  check.Verdict
-		msg   string
-	}{
+	runOpCases(t, []opCase{
 		{name: "kv/linearizable - txn putting two keys, both seen at its revision - pass", want: check.Pass,
 			build: func(b *histbuild.Builder) int64 {
 				b.Put(1, 0, 10, "c", "z1", 11)
@@ -394,27 +389,8 @@ func TestLinearizableMultiKey(t *testing.T) {
 				// a was changed at 12 by the txn on b: mod(a) = 11 is false.
 				return b.Cas(2, 40, 50, "a", 11, "v3", true, 13)
 			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := histbuild.New()
-			id := c.build(b)
-			r := Check(b.H, check.DefaultConfig())
-			if r.Verdict != c.want {
-				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.want, r.Violations)
-			}
-			if c.want != check.Fail {
-				return
-			}
-			v := r.Violations[0]
-			if !errors.Is(v, Err) || len(v.Operations) == 0 || v.Operations[0] != id {
-				t.Errorf("violation names operations %v, want %d first: %s", v.Operations, id, v.Message)
-			}
-			if !strings.Contains(v.Message, c.msg) {
-				t.Errorf("message %q lacks %q", v.Message, c.msg)
-			}
-		})
-	}
+	})
+
 }
 
 // TestLinearizableLargeHistoryViolations corrupts one operation of a large
@@ -567,6 +543,40 @@ func TestLinearizableNamesTheWatchItTrusts(t *testing.T) {
 			}
 			if len(v.RestsOn) != 1 || v.RestsOn[0] != 7 {
 				t.Errorf("rests on %v, want watch 7: %s", v.RestsOn, v.Message)
+			}
+		})
+	}
+}
+
+// opCase is one hand-built history judged by kv/linearizable: on fail, the
+// first violation wraps the guarantee, names the operation build returned
+// first, and its message holds msg.
+type opCase struct {
+	name  string
+	build func(b *histbuild.Builder) int64
+	want  check.Verdict
+	msg   string
+}
+
+func runOpCases(t *testing.T, cases []opCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := histbuild.New()
+			id := c.build(b)
+			r := Check(b.H, check.DefaultConfig())
+			if r.Verdict != c.want {
+				t.Fatalf("verdict %s (%s), want %s; violations %+v", r.Verdict, r.Reason, c.want, r.Violations)
+			}
+			if c.want != check.Fail {
+				return
+			}
+			v := r.Violations[0]
+			if !errors.Is(v, Err) || len(v.Operations) == 0 || v.Operations[0] != id {
+				t.Errorf("violation names operations %v, want %d first: %s", v.Operations, id, v.Message)
+			}
+			if !strings.Contains(v.Message, c.msg) {
+				t.Errorf("message %q lacks %q", v.Message, c.msg)
 			}
 		})
 	}
