@@ -100,12 +100,12 @@ func (r *Recorder) Horizon() time.Duration {
 }
 
 // Snapshot is the history cut at its horizon (see CutAt), taken under the
-// recorder's lock so that no record is half added.
-func (r *Recorder) Snapshot() *History {
+// recorder's lock so that no record is half added, and that horizon.
+func (r *Recorder) Snapshot() (*History, time.Duration) {
 	t := r.Horizon()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.h.CutAt(t)
+	return r.h.CutAt(t), t
 }
 
 // Err returns the first recording error, if any.

@@ -63,8 +63,7 @@ func (j *liveJudge) run(ctx context.Context) {
 // pass judges one cut and notes what failed; with fail-fast, the first
 // failure stops the workload.
 func (j *liveJudge) pass() {
-	cut := j.rec.Snapshot()
-	at := j.rec.Horizon()
+	cut, at := j.rec.Snapshot()
 	var failed []string
 	n := 0
 	for _, c := range checkers.ForHistory(cut) {

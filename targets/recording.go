@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/vigil-suite/vigil/history"
 )
@@ -75,20 +74,16 @@ func (r *Recording) Lease(ctx context.Context, kind history.CallKind, id, ttl in
 			c.TTL = a.TTL
 		}
 	}
-	r.Record(c)
+	r.record(c)
 	return a, err
 }
 
-// Record records a call this client made through another path (a lease
-// call of the workload, say), stamping it with the client's id, member
-// and a fresh call id.
-func (r *Recording) Record(c history.Call) {
+// record stamps a call with the client's id, member and a fresh call id,
+// and records it.
+func (r *Recording) record(c history.Call) {
 	c.ID, c.Client, c.Member = r.rec.NextCallID(), r.id, r.inner.Member()
 	r.rec.Add(history.Record{Call: &c})
 }
-
-// Now reads the run's clock, for callers timing a call they Record.
-func (r *Recording) Now() time.Duration { return r.rec.Now() }
 
 func (r *Recording) openWatches() []int64 {
 	r.mu.Lock()
