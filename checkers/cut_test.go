@@ -8,11 +8,6 @@ import (
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
 )
 
-// Safe checks a live judge may run on a cut of a running history: the
-// MUST checks of safety (data or order), whose violations stay violations
-// however the run goes on. Liveness is judged at the end only.
-func liveSafe(c check.Check) bool { return !c.Should && c.Severity != check.Liveness }
-
 // TestCutsOfHealthyRunsPass: a healthy run judged at any moment while it
 // ran (its history cut there, as the live judge sees it) shows no
 // violation of a safety check — the live judge raises no false alarm —
@@ -26,7 +21,7 @@ func TestCutsOfHealthyRunsPass(t *testing.T) {
 			at := end * time.Duration(i) / cuts
 			c := h.CutAt(at)
 			for _, ch := range ForHistory(c) {
-				if !liveSafe(ch) {
+				if !ch.Safety() {
 					continue
 				}
 				r := check.Run(ch, c, check.DefaultConfig())

@@ -40,9 +40,6 @@ type liveJudge struct {
 // LiveEvery is the default period of the live judge's passes.
 const LiveEvery = 5 * time.Second
 
-// liveSafe reports whether c can be judged on a cut of a running history.
-func liveSafe(c check.Check) bool { return !c.Should && c.Severity != check.Liveness }
-
 // run makes passes until ctx ends.
 func (j *liveJudge) run(ctx context.Context) {
 	wait := j.every
@@ -69,7 +66,7 @@ func (j *liveJudge) pass() {
 	for _, c := range checkers.ForHistory(cut) {
 		// A check outside the run's profile decides nothing: it must not
 		// stop a --fail-fast run either.
-		if !liveSafe(c) || !check.InProfile(c.Profiles, cut.Meta.Profile) {
+		if !c.Safety() || !check.InProfile(c.Profiles, cut.Meta.Profile) {
 			continue
 		}
 		if r := check.Run(c, cut, j.cfg); r.Verdict == check.Fail {

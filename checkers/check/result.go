@@ -157,6 +157,12 @@ type Check struct {
 	Evidence Evidencer
 }
 
+// Safety reports whether c is a MUST check of data or order: a violation
+// of it stays one however the run goes on, so it may judge a history cut
+// while the run is still going (liveness and SHOULD lines wait for the
+// end).
+func (c Check) Safety() bool { return !c.Should && c.Severity != Liveness }
+
 // Severity ranks what a breach costs the system's clients, worst first:
 // findings are listed in this order.
 type Severity string
