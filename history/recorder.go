@@ -8,14 +8,17 @@ import (
 
 // Recorder is where a running workload puts its records: each one goes to
 // the history file at once (so a crash loses little) and into the
-// in-memory history the checkers read at the end. Safe for concurrent use.
+// in-memory history the checkers read at the end — or, in a segmented
+// run, into the open segment's history, which SealReady hands over and
+// forgets once it is complete. Safe for concurrent use.
 type Recorder struct {
 	clock *Clock
 	w     *Writer // may be nil: memory only
 
-	mu  sync.Mutex
-	h   *History
-	err error
+	mu     sync.Mutex
+	seg    Segmenter
+	sealed []*History // sealed by the last SealReady, not yet taken
+	err    error
 
 	nextOp, nextWatch, nextFault, nextCall atomic.Int64
 
@@ -28,11 +31,10 @@ type Recorder struct {
 
 // NewRecorder starts a history with meta, writing to w if it is not nil.
 func NewRecorder(meta Meta, clock *Clock, w *Writer) *Recorder {
-	r := &Recorder{clock: clock, w: w, h: New(meta)}
-	if w != nil {
-		m := r.h.Meta
-		r.err = w.Write(Record{Meta: &m})
-	}
+	meta.Format = FormatVersion
+	r := &Recorder{clock: clock, w: w}
+	r.seg.Sealed = func(h *History) error { r.sealed = append(r.sealed, h); return nil }
+	r.add(Record{Meta: &meta})
 	return r
 }
 
@@ -54,7 +56,11 @@ func (r *Recorder) NextFaultID() int64 { return r.nextFault.Add(1) }
 func (r *Recorder) Add(rec Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.h.Add(rec); err != nil && r.err == nil {
+	r.add(rec)
+}
+
+func (r *Recorder) add(rec Record) {
+	if err := r.seg.Add(rec); err != nil && r.err == nil {
 		r.err = err
 	}
 	if r.w != nil {
@@ -100,12 +106,58 @@ func (r *Recorder) Horizon() time.Duration {
 }
 
 // Snapshot is the history cut at its horizon (see CutAt), taken under the
-// recorder's lock so that no record is half added, and that horizon.
+// recorder's lock so that no record is half added, and that horizon. In a
+// segmented run it is the newest open segment's, cut there.
 func (r *Recorder) Snapshot() (*History, time.Duration) {
 	t := r.Horizon()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.h.CutAt(t), t
+	if !r.seg.segmented {
+		return r.seg.whole.CutAt(t), t
+	}
+	return r.seg.open[len(r.seg.open)-1].CutAt(t), t
+}
+
+// StartSegment opens the next segment of a segmented run now (the first
+// call makes the run segmented, before any record but the meta): what is
+// sent from now on belongs to it, and the segment before ends here. It
+// returns the segment's start.
+func (r *Recorder) StartSegment(seg Segment) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seg.Start = r.clock.Now()
+	r.add(Record{Mark: &Mark{Name: MarkSegment, Time: seg.Start, Segment: &seg}})
+	return seg.Start
+}
+
+// SealReady seals each segment that ended before the horizon (everything
+// sent in it is recorded) and returns their histories, oldest first; the
+// recorder keeps none of them. With last, the run's workload has ended
+// and every request is recorded: the newest segment ends now, marked
+// Last, and is sealed too. Without segments it returns nothing.
+func (r *Recorder) SealReady(last bool) []*History {
+	t := r.Horizon()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.err == nil && len(r.seg.open) > 0 {
+		h := r.seg.open[0]
+		seg := *h.Meta.Segment
+		newest := len(r.seg.open) == 1
+		switch {
+		case newest && last:
+			seg.End, seg.Last = r.clock.Now(), true
+		case newest || seg.End > t:
+			return r.takeSealed()
+		}
+		r.add(Record{Mark: &Mark{Name: MarkSegmentEnd, Time: r.clock.Now(), Segment: &seg}})
+	}
+	return r.takeSealed()
+}
+
+func (r *Recorder) takeSealed() []*History {
+	out := r.sealed
+	r.sealed = nil
+	return out
 }
 
 // Err returns the first recording error, if any.
@@ -115,9 +167,13 @@ func (r *Recorder) Err() error {
 	return r.err
 }
 
-// History returns the in-memory history. Call it once recording has stopped.
+// History returns the in-memory history. Call it once recording has
+// stopped. A segmented run has none (nil): its segments went to SealReady.
 func (r *Recorder) History() *History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.h
+	if r.seg.segmented {
+		return nil
+	}
+	return r.seg.whole
 }

@@ -12,8 +12,9 @@ import "time"
 // FormatVersion is the version of the JSON-lines encoding. It is written in
 // the meta record; a loader refuses histories of a newer version and reads
 // every older one. Format 2 added call records (progress requests, lease
-// calls): a format-1 history sent them unrecorded.
-const FormatVersion = 2
+// calls): a format-1 history sent them unrecorded. Format 3 added segments
+// (Segment, the segment marks): a long run cut into parts judged one by one.
+const FormatVersion = 3
 
 // OpKind names an etcd v3 API call.
 type OpKind string
@@ -242,6 +243,8 @@ type Mark struct {
 	// Op and Revision locate the mark in the history, where they apply.
 	Op       int64 `json:"op,omitempty"`
 	Revision int64 `json:"revision,omitempty"`
+	// Segment is set on the segment marks (MarkSegment, MarkSegmentEnd).
+	Segment *Segment `json:"segment,omitempty"`
 }
 
 // Mark names.
@@ -302,4 +305,7 @@ type Meta struct {
 	// the capabilities histories named before forms were probed (CapDelete,
 	// CapTxn, CapHashKV, CapSerializable), which checks read.
 	Refuses map[string]string `json:"refuses,omitempty"`
+	// Segment, in the history of one segment of a segmented run (see
+	// Segmenter), places it in the run; nil in a whole history.
+	Segment *Segment `json:"segment,omitempty"`
 }

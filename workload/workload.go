@@ -48,6 +48,12 @@ type Config struct {
 	FinalTimeout time.Duration
 	// Prefix is prepended to every key; unique per run so runs never mix.
 	Prefix string
+	// Segment, when positive and shorter than Duration, cuts the run into
+	// segments of this length (the last may be shorter), each under a
+	// prefix of its own (Prefix + "s000/", ...), with watches of its own,
+	// recorded and judged on its own (history.Segment): a long run is
+	// then judged in memory bounded by a segment.
+	Segment time.Duration
 	// Refused lists the forms (history.FormOf, probe.go) the target
 	// refused when asked before the run, with its words; Probe fills it
 	// in and the workload avoids them.
@@ -199,7 +205,8 @@ func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefi
 // Run drives the workload for cfg.Duration (or until ctx ends), then makes
 // the final write and waits for the open watches to reach it. Client ids:
 // 0..Clients-1 are KV clients, Clients is the compactor and the final
-// writer, watchers follow.
+// writer, watchers follow. With cfg.Segment, the run is a sequence of
+// segments (runSegment), the chaos of During going on across them.
 func (w *Workload) Run(ctx context.Context) error {
 	if err := w.cfg.Validate(); err != nil {
 		return err
@@ -220,12 +227,79 @@ func (w *Workload) Run(ctx context.Context) error {
 		}
 		clients = append(clients, c)
 	}
+	lc, err := w.NewClient(ctx, w.cfg.Clients)
+	if err != nil {
+		return err
+	}
+	clients = append(clients, lc)
+	watchClients := make([]*targets.Recording, w.cfg.Watchers)
+	for i := range watchClients {
+		if watchClients[i], err = w.client(ctx, i, w.cfg.Clients+1+i); err != nil {
+			return err
+		}
+		clients = append(clients, watchClients[i])
+	}
+
+	runCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
+	defer stop()
+	var during sync.WaitGroup
+	if w.During != nil {
+		during.Add(1)
+		go func() {
+			defer during.Done()
+			w.During(runCtx)
+		}()
+	}
+	segs := w.cfg.segments()
+	base := w.cfg
+	for k, d := range segs {
+		last := k == len(segs)-1
+		if len(segs) > 1 {
+			w.cfg.Prefix, w.cfg.Duration = fmt.Sprintf("%ss%03d/", base.Prefix, k), d
+			w.leases = leasePool{}
+			w.rec.StartSegment(history.Segment{Index: k, Prefix: w.cfg.Prefix})
+		}
+		err = w.runSegment(ctx, clients[:w.cfg.Clients+1], lc, watchClients, k > 0, last, &during)
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+	}
+	w.cfg.Prefix, w.cfg.Duration = base.Prefix, base.Duration
+	stop()
+	during.Wait()
+	return err
+}
+
+// segments are the lengths of the run's segments: the whole run when it
+// is not segmented or not longer than one segment.
+func (c Config) segments() []time.Duration {
+	if c.Segment <= 0 || c.Duration <= c.Segment {
+		return []time.Duration{c.Duration}
+	}
+	var out []time.Duration
+	for left := c.Duration; left > 0; left -= c.Segment {
+		out = append(out, min(left, c.Segment))
+	}
+	return out
+}
+
+// runSegment runs the clients, watchers, leaser and compactor for
+// cfg.Duration; the last segment then waits for During (the faults heal)
+// and makes the final phase, and every segment closes its watches and
+// marks its end. A segment after the first reads and watches nothing
+// below the store's head at its start (raise): what is older belongs to
+// the segments before.
+func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording, lc *targets.Recording,
+	watchClients []*targets.Recording, raise, last bool, during *sync.WaitGroup) error {
 	control := clients[w.cfg.Clients]
 	// The head revision anchors the first watchers' start revisions; the
 	// compact revision before the run (HashKV says it) tells the checkers
 	// what was compacted before vigil came (a reused or external cluster).
 	if resp, err := control.Do(ctx, history.Request{Kind: history.OpRange, Key: w.key(0)}); err == nil {
 		w.Stats.sawRevision(resp.Revision)
+		if raise {
+			w.cfg.MinRevision = max(w.cfg.MinRevision, resp.Revision)
+		}
 	}
 	if _, refused := w.cfg.Refused[history.CapHashKV]; !refused {
 		if resp, err := control.Do(ctx, history.Request{Kind: history.OpHashKV}); err == nil {
@@ -234,23 +308,13 @@ func (w *Workload) Run(ctx context.Context) error {
 	}
 
 	// Leases before the clients start, so leased puts have one to attach to.
-	lc, err := w.NewClient(ctx, w.cfg.Clients)
-	if err != nil {
-		return err
-	}
-	clients = append(clients, lc)
 	w.grantLeases(ctx, lc)
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatches()
 	var watchWG sync.WaitGroup
-	watchers := make([]*watcher, w.cfg.Watchers)
-	for i := range watchers {
-		rc, err := w.client(ctx, i, w.cfg.Clients+1+i)
-		if err != nil {
-			return err
-		}
-		clients = append(clients, rc)
+	watchers := make([]*watcher, len(watchClients))
+	for i, rc := range watchClients {
 		watchers[i] = newWatcher(w, i, rc, seeded(w.seed, fmt.Sprintf("watcher-%d", i)))
 		watchWG.Add(1)
 		go func(wt *watcher) {
@@ -259,45 +323,43 @@ func (w *Workload) Run(ctx context.Context) error {
 		}(watchers[i])
 	}
 
-	runCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
+	segCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
 	defer stop()
 	var wg sync.WaitGroup
 	for i := 0; i < w.cfg.Clients; i++ {
 		wg.Add(1)
 		go func(c *targets.Recording) {
 			defer wg.Done()
-			w.kvClient(runCtx, ctx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
+			w.kvClient(segCtx, ctx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
 		}(clients[i])
-	}
-	if w.During != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.During(runCtx)
-		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.leaser(runCtx, ctx, lc, seeded(w.seed, "leaser"))
+		w.leaser(segCtx, ctx, lc, seeded(w.seed, "leaser"))
 	}()
 	if w.cfg.CompactEvery > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.compactor(runCtx, ctx, control, seeded(w.seed, "compactor"))
+			w.compactor(segCtx, ctx, control, seeded(w.seed, "compactor"))
 		}()
 	}
 	wg.Wait()
+	if last {
+		during.Wait() // the faults heal before the final phase
+	}
 
-	err = ctx.Err() // interrupted: record what we have, skip the final phase
-	if err == nil {
+	err := ctx.Err() // interrupted: record what we have, skip the final phase
+	if err == nil && last {
 		w.finalPhase(ctx, control, watchers)
 	}
 	stopWatches()
 	watchWG.Wait()
 	if err == nil {
-		w.convergence(ctx, w.cfg.Clients)
+		if last {
+			w.convergence(ctx, w.cfg.Clients)
+		}
 		w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkEnd, Time: w.rec.Now()}})
 	}
 	return err

@@ -58,6 +58,17 @@ func Check(h *history.History, cfg check.Config) check.Result {
 		if v, bad := finalRead(h, mark, figures); bad {
 			col.Add(v)
 		}
+	} else if h.NotLast() {
+		// A segment before the run's last ends while the run goes on: an
+		// outage open at its end is held to the bound as far as it went
+		// (the next segment's calls take it on); the final write is the
+		// last segment's.
+		if open != nil {
+			figures["longest_outage_s"] = max(longest, open.To-open.From).Seconds()
+			if v, bad := outage(h, open.From, open.To, bound, open.Unanswered); bad {
+				col.Add(v)
+			}
+		}
 	} else {
 		if open == nil {
 			return check.Inconclusive(Name, "the run ended before its final write, with nothing unanswered: whether the system still answered at its end is not known", figures)

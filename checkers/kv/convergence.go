@@ -25,7 +25,11 @@ func CheckConvergence(h *history.History, cfg check.Config) check.Result {
 	figures := map[string]float64{}
 	mark, ok := h.Mark(history.MarkFinalWrite)
 	if !ok {
-		return check.Skip(NameConvergence, "the history has no final-write mark (the run was cut short)", figures)
+		why := "the history has no final-write mark (the run was cut short)"
+		if h.NotLast() {
+			why = "only the run's last segment has the final write"
+		}
+		return check.Skip(NameConvergence, why, figures)
 	}
 	status, hash := map[string]*history.Operation{}, map[string]*history.Operation{}
 	asked := map[string]bool{}

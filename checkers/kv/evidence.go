@@ -34,6 +34,9 @@ func memberReads(h *history.History) check.Evidence {
 	mark, ok := h.Mark(history.MarkFinalWrite)
 	if !ok {
 		e.Why = "the run was cut short before its final write"
+		if h.NotLast() {
+			e.Why = "only the run's last segment has the final write"
+		}
 		return e
 	}
 	asked, answered := map[string]bool{}, map[string]bool{}
