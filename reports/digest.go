@@ -64,6 +64,7 @@ type Digest struct {
 	kinds      []string // call kinds, by id
 	kindID     map[string]int
 	lagWatches int
+	clipped    int // the slots before it have had their spare room given back
 
 	open, kubeOpen map[int64]*openWatch
 	prevCommitted  map[int64]time.Duration
@@ -71,10 +72,11 @@ type Digest struct {
 	av availState
 }
 
-// maxSlots bounds the plots' slots: past it, adjacent slots merge in pairs.
-// The page's buckets are whole multiples of a slot, about 600 (newTimeline),
-// so with 4,096 slots a run past 68 minutes gets 460 to 600 of them.
-const maxSlots = 4096
+// maxSlots bounds the plots' slots: past it, adjacent slots merge in
+// pairs. The page's buckets are newTimeline's about 600, their width
+// rounded to whole slots: a run past 34 minutes, in 1,024 to 2,048
+// slots, gets 500 to 750 buckets.
+const maxSlots = 2048
 
 // slot is the plots' data of one slice of run time.
 type slot struct {
@@ -156,6 +158,21 @@ func (d *Digest) Add(h *history.History, results []check.Result) {
 	d.addWatches(h, lagged)
 	d.addKube(h, lagged[1])
 	d.addFindings(h, results)
+	d.clip()
+}
+
+// clip gives back the spare room of the slots' histograms, but for the
+// last slot's, which the next segment may still fill.
+func (d *Digest) clip() {
+	d.clipped = min(d.clipped, len(d.slots))
+	for ; d.clipped < len(d.slots)-1; d.clipped++ {
+		s := &d.slots[d.clipped]
+		s.kinds = slices.Clip(s.kinds)
+		for k := range s.kinds {
+			s.kinds[k].clip()
+		}
+		s.lag.clip()
+	}
 }
 
 // faultKey names a fault across segments: its id (older histories have
@@ -221,6 +238,7 @@ func (d *Digest) coarsen() {
 	clear(d.slots[n:])
 	d.slots = d.slots[:n]
 	d.slotW *= 2
+	d.clipped = 0 // merge clips what it makes
 }
 
 // addCalls adds the calls of a segment to the plots' slots (by their
@@ -515,12 +533,12 @@ func (d *Digest) Faults() []history.Fault { return d.faults }
 // End is the latest time a record of the run carries (history.End).
 func (d *Digest) End() time.Duration { return d.end }
 
-// timeline is the page's buckets: newTimeline's, widened to a whole
-// number of slots.
+// timeline is the page's buckets: newTimeline's, their width rounded to
+// the nearest whole number of slots.
 func (d *Digest) timeline() timeline {
 	t := newTimeline(d.end)
 	if w := max(d.slotW, time.Second); t.width%w != 0 {
-		t.width = (t.width/w + 1) * w
+		t.width = max((t.width+w/2)/w, 1) * w
 		t.n = int(t.span/t.width) + 1
 	}
 	return t

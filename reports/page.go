@@ -59,7 +59,7 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 
 <h2 id="plots">Timeline</h2>
 <p>The x axis of every plot is the run's time, cut into buckets of {{.Bucket}}: each plot shows per bucket what the calls or events
-in it did (latency and lag as p50 and p99, read from a log-scale histogram to within 3 %, and the slowest, exact; throughput as calls
+in it did (latency and lag as p50 and p99, read from a log-scale histogram to within 6 %, and the slowest, exact; throughput as calls
 per second), so that the page keeps its size however long the run. Shaded: the faults, each named at its start where there is room (all {{.FaultCount}} are listed below).{{if .Findings}}
 Red dashed: the findings' smallest witnesses, at their first record.{{end}}</p>
 {{range .Plots}}<figure>{{.}}</figure>

@@ -166,7 +166,7 @@ func headroom(p *plot.Plot) {
 
 // latencyPlot: the latency of the calls started in each bucket, by kind
 // (the calls of the system under test, as facts.Calls lists them): p50
-// and p99 as lines (read from the buckets' histograms, within 3 %), the
+// and p99 as lines (read from the buckets' histograms, within 6 %), the
 // slowest as a dot; the slowest call with a definite error (red cross)
 // and the slowest left unanswered (of unknown outcome, orange triangle)
 // of each bucket that had any.
@@ -271,7 +271,7 @@ const lagFloor = 0.1
 // watchLagPlot: how long after the write that made its revision was
 // acknowledged each event a watch delivered arrived (a write never
 // acknowledged has no lag), over every watch's events received in each
-// bucket: p50, p99 (within 3 %) and the slowest; the buckets with
+// bucket: p50, p99 (within 6 %) and the slowest; the buckets with
 // progress notifications (or bookmarks) marked on the axis. A Kubernetes
 // run's etcd operations and watches are vigil's oracle, not the system
 // under test: the digest leaves them out (Digest.addLags).

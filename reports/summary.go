@@ -3,21 +3,23 @@ package reports
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // A summary stands for a bucket's values (latencies, lags, in ms) in a
 // size that does not grow with their number: how many, the exact
 // largest, and a histogram on a log scale, kept sparse (only the bins
-// that were hit, a few dozen in a bucket of calls alike), from which the
-// p50 and p99 are read.
+// that were hit, a few dozen in a bucket of calls alike, 4 bytes each),
+// from which the p50 and p99 are read.
 //
-// The bins are histPerDecade to a decade from histLow ms up: a quantile
-// is read as the geometric middle of its bin, within a factor of
-// 10^(1/80) of the true value, 2.9 % (and never above the exact largest).
-// Values under histLow fall in the first bin, those over 10^6 ms (about
-// 17 minutes) in the last.
+// The bins are histPerDecade to a decade from histLow ms up (160 bins to
+// 10^6 ms, about 17 minutes): a quantile is read as the geometric middle
+// of its bin, within a factor of 10^(1/40) of the true value, 5.9 %, and
+// never above the exact largest. Values under histLow fall in the first
+// bin, those over 10^6 ms in the last. On the page's log axes, over four
+// decades or more, that is about a pixel.
 const (
-	histPerDecade = 40
+	histPerDecade = 20
 	histLow       = 0.01
 	histDecades   = 8
 	histBins      = histPerDecade * histDecades
@@ -26,11 +28,16 @@ const (
 // histRelErr is the relative error of a quantile read from a summary.
 var histRelErr = math.Pow(10, 1/(2.0*histPerDecade)) - 1
 
-// bin is one histogram bin that was hit: its index and count.
-type bin struct {
-	i uint16
-	n uint32
-}
+// bin is one histogram bin that was hit: its index in the top 8 bits,
+// its count in the low 24. A bin that would count past binMax gets a
+// second entry with the same index (a run of more than a year).
+type bin uint32
+
+const binMax = 1<<24 - 1
+
+func mkBin(i uint8, n uint32) bin { return bin(uint32(i)<<24 | n) }
+func (b bin) index() uint8        { return uint8(b >> 24) }
+func (b bin) count() uint32       { return uint32(b) & binMax }
 
 type summary struct {
 	n    int
@@ -38,16 +45,16 @@ type summary struct {
 	bins []bin // by index
 }
 
-func binOf(v float64) uint16 {
+func binOf(v float64) uint8 {
 	if !(v > histLow) {
 		return 0
 	}
 	i := int(math.Log10(v/histLow) * histPerDecade)
-	return uint16(min(max(i, 0), histBins-1))
+	return uint8(min(max(i, 0), histBins-1))
 }
 
 // binValue is the geometric middle of bin i.
-func binValue(i int) float64 {
+func binValue(i uint8) float64 {
 	return histLow * math.Pow(10, (float64(i)+0.5)/histPerDecade)
 }
 
@@ -57,12 +64,12 @@ func (s *summary) add(v float64) {
 	}
 	s.n++
 	b := binOf(v)
-	j, found := slices.BinarySearchFunc(s.bins, b, func(x bin, t uint16) int { return int(x.i) - int(t) })
-	if found {
-		s.bins[j].n++
+	j := sort.Search(len(s.bins), func(k int) bool { return s.bins[k].index() > b })
+	if j > 0 && s.bins[j-1].index() == b && s.bins[j-1].count() < binMax {
+		s.bins[j-1]++
 		return
 	}
-	s.bins = slices.Insert(s.bins, j, bin{i: b, n: 1})
+	s.bins = slices.Insert(s.bins, j, mkBin(b, 1))
 }
 
 // merge adds o's values to s.
@@ -79,16 +86,26 @@ func (s *summary) merge(o *summary) {
 		return
 	}
 	out := make([]bin, 0, len(s.bins)+len(o.bins))
+	put := func(b bin) {
+		if k := len(out) - 1; k >= 0 && out[k].index() == b.index() {
+			room := binMax - out[k].count()
+			take := min(room, b.count())
+			out[k] += bin(take)
+			if b.count() == take {
+				return
+			}
+			b -= bin(take)
+		}
+		out = append(out, b)
+	}
 	a, b := s.bins, o.bins
 	for len(a) > 0 || len(b) > 0 {
-		switch {
-		case len(b) == 0 || (len(a) > 0 && a[0].i < b[0].i):
-			out, a = append(out, a[0]), a[1:]
-		case len(a) == 0 || b[0].i < a[0].i:
-			out, b = append(out, b[0]), b[1:]
-		default:
-			out = append(out, bin{i: a[0].i, n: a[0].n + b[0].n})
-			a, b = a[1:], b[1:]
+		if len(b) == 0 || (len(a) > 0 && a[0].index() <= b[0].index()) {
+			put(a[0])
+			a = a[1:]
+		} else {
+			put(b[0])
+			b = b[1:]
 		}
 	}
 	s.bins = slices.Clip(out)
@@ -103,13 +120,16 @@ func (s *summary) quantile(q float64) float64 {
 	k := max(int(math.Ceil(q*float64(s.n)))-1, 0) // 0-based rank
 	seen := 0
 	for _, b := range s.bins {
-		seen += int(b.n)
+		seen += int(b.count())
 		if seen > k {
-			return math.Min(binValue(int(b.i)), s.max)
+			return math.Min(binValue(b.index()), s.max)
 		}
 	}
 	return s.max
 }
+
+// clip gives back the room the bins' slice grew past them.
+func (s *summary) clip() { s.bins = slices.Clip(s.bins) }
 
 // peak is a count and the exact largest value, for marks that show only
 // a bucket's worst.
