@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,46 +49,160 @@ type Outcomes struct {
 	Unanswered int `json:"unanswered,omitempty"`
 }
 
+// availability is h's Availability (nil when it has no calls).
 func availability(h *history.History) *Availability {
-	cs := facts.Calls(h)
-	if len(cs) == 0 {
+	d := NewDigest()
+	d.Add(h, nil)
+	return d.availability()
+}
+
+// availState is the availability table as a digest gathers it: the
+// outages found so far (facts.Outages, run over the calls by their return
+// as the segments come: the calls answered after the last segment's
+// latest call wait for the next one, which may hold calls answered
+// before them), and the calls of each second by kind.
+type availState struct {
+	any         bool
+	first, last time.Duration // the earliest and latest return
+	pending     []retOk       // returned after the horizon, by return
+	prev        time.Duration // the last answer's return, -1 before the first
+	cur         facts.Outage
+	outages     []facts.Outage
+	perSec      [][]outcomes // by second (from 0), by kind id
+	before      map[int][]outcomes
+}
+
+type retOk struct {
+	ret time.Duration
+	ok  bool
+}
+
+// outcomes are Outcomes in a third of the room.
+type outcomes struct{ ok, failed, unanswered int32 }
+
+// count adds call c, of kind id k, to its second.
+func (a *availState) count(c facts.Call, k int) {
+	if !a.any {
+		a.first, a.last = c.Ret, c.Ret
+	}
+	a.any = true
+	a.first, a.last = min(a.first, c.Ret), max(a.last, c.Ret)
+	t := int(c.Ret / time.Second)
+	var row *[]outcomes
+	if t >= 0 {
+		for len(a.perSec) <= t {
+			a.perSec = append(a.perSec, nil)
+		}
+		row = &a.perSec[t]
+	} else {
+		if a.before == nil {
+			a.before = map[int][]outcomes{}
+		}
+		r := a.before[t]
+		row = &r
+		defer func() { a.before[t] = r }()
+	}
+	for len(*row) <= k {
+		*row = append(*row, outcomes{})
+	}
+	o := &(*row)[k]
+	switch {
+	case !c.Ok:
+		o.unanswered++
+	case c.Failed:
+		o.failed++
+	default:
+		o.ok++
+	}
+}
+
+// add runs the outages' search over the calls (sorted by return) up to
+// horizon, the latest start of a call in the segment: a later segment's
+// calls start, so return, after it.
+func (a *availState) add(calls []facts.Call, horizon time.Duration) {
+	merged := make([]retOk, 0, len(a.pending)+len(calls))
+	p := a.pending
+	for _, c := range calls {
+		for len(p) > 0 && p[0].ret <= c.Ret {
+			merged, p = append(merged, p[0]), p[1:]
+		}
+		merged = append(merged, retOk{c.Ret, c.Ok})
+	}
+	merged = append(merged, p...)
+	i := 0
+	for ; i < len(merged) && merged[i].ret <= horizon; i++ {
+		a.step(merged[i])
+	}
+	a.pending = slices.Clip(merged[i:])
+}
+
+// step is facts.Outages' step over one call.
+func (a *availState) step(c retOk) {
+	if !c.ok {
+		if a.cur.Unanswered == 0 {
+			a.cur.From, a.cur.Never = a.prev, a.prev < 0
+			if a.cur.Never {
+				a.cur.From = c.ret
+			}
+		}
+		a.cur.Unanswered, a.cur.To = a.cur.Unanswered+1, c.ret
+		return
+	}
+	if a.cur.Unanswered > 0 {
+		a.cur.To = c.ret
+		a.outages = append(a.outages, a.cur)
+	}
+	a.prev, a.cur = c.ret, facts.Outage{}
+}
+
+// availability is the table of the calls added so far.
+func (d *Digest) availability() *Availability {
+	s := d.av
+	if !s.any {
 		return nil
 	}
+	s.outages = slices.Clip(s.outages)
+	for _, c := range s.pending {
+		s.step(c)
+	}
+	if s.cur.Unanswered > 0 {
+		s.cur.Open = true
+		s.outages = append(s.outages, s.cur)
+	}
 	a := &Availability{AnsweredFraction: 1, Faults: []FaultRecovery{}, PerSecond: []Second{}}
-	outages := facts.Outages(cs)
 	var down time.Duration
-	for _, o := range outages {
+	for _, o := range s.outages {
 		down += o.To - o.From
 		a.LongestOutageS = max(a.LongestOutageS, (o.To - o.From).Seconds())
 	}
-	if span := cs[len(cs)-1].Ret - cs[0].Ret; span > 0 {
+	if span := s.last - s.first; span > 0 {
 		a.AnsweredFraction = 1 - float64(down)/float64(span)
 	}
-	for _, f := range h.Faults {
+	for _, f := range d.faults {
 		r := FaultRecovery{Name: f.Name, StartS: f.Start.Seconds(), EndS: f.End.Seconds()}
-		for _, o := range outages {
+		for _, o := range s.outages {
 			if o.From < f.End && o.To > f.End {
 				r.AnsweredAgainAfterS = (o.To - f.End).Seconds()
 			}
 		}
 		a.Faults = append(a.Faults, r)
 	}
-	for _, c := range cs {
-		t := int(c.Ret / time.Second)
-		if len(a.PerSecond) == 0 || a.PerSecond[len(a.PerSecond)-1].T != t {
-			a.PerSecond = append(a.PerSecond, Second{T: t, Calls: map[string]Outcomes{}})
+	second := func(t int, row []outcomes) {
+		sec := Second{T: t, Calls: map[string]Outcomes{}}
+		for k, o := range row {
+			if o != (outcomes{}) {
+				sec.Calls[d.kinds[k]] = Outcomes{Ok: int(o.ok), Failed: int(o.failed), Unanswered: int(o.unanswered)}
+			}
 		}
-		s := &a.PerSecond[len(a.PerSecond)-1]
-		o := s.Calls[c.Kind]
-		switch {
-		case !c.Ok:
-			o.Unanswered++
-		case c.Failed:
-			o.Failed++
-		default:
-			o.Ok++
+		if len(sec.Calls) > 0 {
+			a.PerSecond = append(a.PerSecond, sec)
 		}
-		s.Calls[c.Kind] = o
+	}
+	for _, t := range slices.Sorted(maps.Keys(s.before)) {
+		second(t, s.before[t])
+	}
+	for t, row := range s.perSec {
+		second(t, row)
 	}
 	return a
 }

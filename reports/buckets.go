@@ -3,8 +3,6 @@ package reports
 import (
 	"fmt"
 	"image/color"
-	"math"
-	"slices"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -52,52 +50,35 @@ func (t timeline) x(i int) float64 { return (time.Duration(i)*t.width + t.width/
 // per says the bucket width for a title: "per 1 s".
 func (t timeline) per() string { return fmt.Sprintf("per %s", t.width) }
 
-// samples are a value (a latency, a lag, in ms) per sample, by bucket.
-type samples [][]float64
-
-func (t timeline) samples() samples { return make(samples, t.n) }
-
-func (s samples) add(i int, v float64) {
-	if i >= 0 {
-		s[i] = append(s[i], v)
-	}
-}
-
-func (s samples) count() int {
-	n := 0
-	for _, b := range s {
-		n += len(b)
-	}
-	return n
-}
-
-// filled is how many buckets have a sample.
-func (s samples) filled() int {
-	n := 0
-	for _, b := range s {
-		if len(b) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// quantiles are the nearest-rank quantiles qs (0.5, 0.99, 1 for the max)
-// of each bucket with samples: one series per quantile, each point at the
-// bucket's middle. Empty buckets have no point.
-func (s samples) quantiles(t timeline, qs ...float64) []plotter.XYs {
-	out := make([]plotter.XYs, len(qs))
-	for i, b := range s {
-		if len(b) == 0 {
+// quantiles are the quantiles qs (0.5, 0.99, 1 for the exact largest)
+// of the summaries of each bucket with values, read as summary.quantile
+// does: one series per quantile, each point at the bucket's middle. Empty
+// buckets have no point. It also returns how many values and how many
+// buckets with any.
+func quantiles(t timeline, sums []*summary, qs ...float64) (out []plotter.XYs, count, filled int) {
+	out = make([]plotter.XYs, len(qs))
+	for i, s := range sums {
+		if s == nil || s.n == 0 {
 			continue
 		}
-		slices.Sort(b)
+		count += s.n
+		filled++
 		for j, q := range qs {
-			k := max(int(math.Ceil(q*float64(len(b))))-1, 0)
-			out[j] = append(out[j], plotter.XY{X: t.x(i), Y: b[k]})
+			out[j] = append(out[j], plotter.XY{X: t.x(i), Y: s.quantile(q)})
 		}
 	}
-	return out
+	return out, count, filled
+}
+
+// peaks are the largest value of each bucket with values, and their count.
+func peaks(t timeline, ps []peak) (pts plotter.XYs, count int) {
+	for i, p := range ps {
+		if p.n > 0 {
+			pts = append(pts, plotter.XY{X: t.x(i), Y: p.max})
+			count += p.n
+		}
+	}
+	return pts, count
 }
 
 // addRuns draws pts as lines, broken where buckets are missing (nothing
@@ -142,14 +123,13 @@ func addMarks(p *plot.Plot, pts plotter.XYs, col color.Color, glyph draw.GlyphDr
 	return s, nil
 }
 
-// spreadLines draws the p50 (thin), p99 (thick) and max (dots) of each
-// bucket of s in col, and adds one legend entry, name. Samples seen in
-// fewer than a third of the buckets (a rare call, a short burst) get their
-// max dots only: their lines would be specks.
-func spreadLines(p *plot.Plot, t timeline, s samples, name string, col color.Color) error {
-	q := s.quantiles(t, 0.5, 0.99, 1)
+// spreadLines draws q, the p50 (thin), p99 (thick) and max (dots) of
+// the buckets, in col, and adds one legend entry, name. Values seen in
+// fewer than a third of the buckets (filled: a rare call, a short burst)
+// get their max dots only: their lines would be specks.
+func spreadLines(p *plot.Plot, t timeline, q []plotter.XYs, filled int, name string, col color.Color) error {
 	var thumbs []plot.Thumbnailer
-	if s.filled()*3 >= t.n {
+	if filled*3 >= t.n {
 		for i, w := range []float64{0.7, 1.6} {
 			l, err := addRuns(p, t, q[i], draw.LineStyle{Color: col, Width: vg.Points(w)})
 			if err != nil {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -31,20 +32,57 @@ func TestTimelineBuckets(t *testing.T) {
 	}
 }
 
-// Quantiles are nearest-rank, per bucket, with no point for an empty one.
-func TestSamplesQuantiles(t *testing.T) {
+// Quantiles are nearest-rank, per bucket, read from the histogram within
+// histRelErr (the slowest exact), with no point for an empty bucket.
+func TestSummaryQuantiles(t *testing.T) {
 	tl := newTimeline(3 * time.Second)
-	s := tl.samples()
+	sums := make([]*summary, tl.n)
+	sums[0], sums[2] = &summary{}, &summary{}
 	for v := 1; v <= 100; v++ {
-		s.add(0, float64(101-v))
+		sums[0].add(float64(101 - v))
 	}
-	s.add(2, 7)
-	s.add(-1, 99) // outside the run: dropped
-	q := s.quantiles(tl, 0.5, 0.99, 1)
-	if len(q[0]) != 2 || q[0][0].Y != 50 || q[1][0].Y != 99 || q[2][0].Y != 100 || q[0][1].Y != 7 || q[2][1].X != 2.5 {
+	sums[2].add(7)
+	q, count, filled := quantiles(tl, sums, 0.5, 0.99, 1)
+	near := func(got, want float64) bool { return math.Abs(got-want) <= want*histRelErr }
+	if len(q[0]) != 2 || !near(q[0][0].Y, 50) || !near(q[1][0].Y, 99) || q[2][0].Y != 100 || !near(q[0][1].Y, 7) || q[2][1].X != 2.5 {
 		t.Errorf("quantiles %v", q)
 	}
-	if s.count() != 101 || s.filled() != 2 {
-		t.Errorf("count %d filled %d", s.count(), s.filled())
+	if count != 101 || filled != 2 {
+		t.Errorf("count %d filled %d", count, filled)
+	}
+	// Merged summaries are one summary of all their values.
+	var a, b, all summary
+	for i := range 1000 {
+		v := 0.005 * math.Pow(1.02, float64(i))
+		all.add(v)
+		if i%3 == 0 {
+			a.add(v)
+		} else {
+			b.add(v)
+		}
+	}
+	a.merge(&b)
+	for _, x := range []float64{0.01, 0.5, 0.99, 1} {
+		if a.quantile(x) != all.quantile(x) || a.n != all.n {
+			t.Errorf("merged q%v = %v, want %v", x, a.quantile(x), all.quantile(x))
+		}
+	}
+	if h := histRelErr; h < 0.058 || h > 0.06 {
+		t.Errorf("relative error %v, the docs say 5.9 %%", h)
+	}
+}
+
+// A bin that would count past 24 bits gets a second entry of the same
+// index, so that no count is lost.
+func TestSummaryBinOverflow(t *testing.T) {
+	a := summary{n: binMax - 1, max: 1, bins: []bin{mkBin(3, binMax-1)}}
+	b := summary{n: 5, max: 2, bins: []bin{mkBin(1, 1), mkBin(3, 4)}}
+	a.merge(&b)
+	if len(a.bins) != 3 || a.bins[1] != mkBin(3, binMax) || a.bins[2] != mkBin(3, 3) || a.n != binMax+4 || a.max != 2 {
+		t.Errorf("bins %x, n %d", a.bins, a.n)
+	}
+	a.add(binValue(3))
+	if len(a.bins) != 3 || a.bins[2] != mkBin(3, 4) {
+		t.Errorf("after add: bins %x", a.bins)
 	}
 }

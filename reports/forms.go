@@ -26,60 +26,28 @@ type FormCount struct {
 // from their recorded requests (so a saved run, of any format, gets the
 // same counts), with the forms refused before the run. Sorted by form.
 func CountForms(h *history.History) []FormCount {
-	by := map[string]*FormCount{}
-	row := func(f string) *FormCount {
-		if by[f] == nil {
-			by[f] = &FormCount{Form: f}
-		}
-		return by[f]
+	d := NewDigest()
+	d.Add(h, nil)
+	return d.countForms()
+}
+
+// countForms is CountForms of the segments added so far.
+func (d *Digest) countForms() []FormCount {
+	d.init()
+	out := make([]FormCount, 0, len(d.forms))
+	for _, c := range d.forms {
+		out = append(out, *c)
 	}
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		c := row(history.FormOf(o.Request))
-		c.Sent++
-		switch {
-		case o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision:
-			c.Answered++
-		case o.Code == history.ErrRefused:
-			c.Refused++
-		}
-	}
-	for i := range h.Calls {
-		k := &h.Calls[i]
-		c := row(string(k.Kind))
-		c.Sent++
-		switch {
-		case !k.Failed():
-			c.Answered++
-		case k.Code == history.ErrRefused:
-			c.Refused++
-		}
-	}
-	for _, w := range h.Watches {
-		created, refused := false, false
-		for _, r := range w.Responses {
-			created = created || r.Created || len(r.Events) > 0 || r.Progress
-			refused = refused || (r.Canceled && history.SaysRefused(r.CancelReason)) || history.SaysRefused(r.Error)
-		}
-		for _, f := range history.WatchForms(w.Request) {
-			c := row(f)
-			c.Sent++
-			if created {
-				c.Answered++
-			} else if refused {
-				c.Refused++
-			}
-		}
-	}
-	for f, words := range h.Meta.Refuses {
-		if legacyAlias(f, h.Meta.Refuses) {
+	for f, words := range d.meta.Refuses {
+		if legacyAlias(f, d.meta.Refuses) {
 			continue
 		}
-		row(f).RefusedBefore = words
-	}
-	out := make([]FormCount, 0, len(by))
-	for _, c := range by {
-		out = append(out, *c)
+		i := slices.IndexFunc(out, func(c FormCount) bool { return c.Form == f })
+		if i < 0 {
+			i = len(out)
+			out = append(out, FormCount{Form: f})
+		}
+		out[i].RefusedBefore = words
 	}
 	slices.SortFunc(out, func(a, b FormCount) int { return strings.Compare(a.Form, b.Form) })
 	return out

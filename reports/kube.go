@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -32,55 +33,17 @@ type KubeStats struct {
 
 // CountKube computes a run's KubeStats.
 func CountKube(h *history.History) KubeStats {
-	f := KubeStats{Ops: map[history.KubeVerb]int{}, Answers: map[string]int{}, Events: map[string]int{}}
-	for _, op := range h.KubeOps {
-		f.Ops[op.Request.Verb]++
-		key := string(op.Request.Verb) + " "
-		switch {
-		case op.Response != nil:
-			key += fmt.Sprint(op.Response.Code)
-		case op.Status != nil:
-			key += fmt.Sprint(op.Status.Code)
-			if op.Status.Code == 410 {
-				f.Expired++
-			}
-		default:
-			key += "error"
-		}
-		f.Answers[key]++
-	}
-	listed := map[int]bool{} // clients that started a watch from a list before
-	for _, w := range h.KubeWatches {
-		f.Watches++
-		if w.Resumes != 0 {
-			f.Resumes++
-		}
-		if w.AfterList != 0 {
-			if listed[w.Client] {
-				f.Relists++
-			}
-			listed[w.Client] = true
-		}
-		for _, ev := range w.Events {
-			f.Events[ev.Type]++
-			if ev.Type == history.KubeError && ev.Status != nil && ev.Status.Code == 410 {
-				f.Expired++
-			}
-			if ev.Type == history.KubeBookmark && ev.Object != nil && ev.Object.Annotations[history.AnnotationInitialEventsEnd] == "true" {
-				f.InitialEventsEnd++
-			}
-		}
-		if w.End != nil && w.End.Status != nil && w.End.Status.Code == 410 {
-			f.Expired++
-		}
-	}
-	f.EtcdOps = len(h.Operations)
-	for _, w := range h.Watches {
-		for _, r := range w.Responses {
-			f.EtcdEvents += len(r.Events)
-		}
-	}
-	return f
+	d := NewDigest()
+	d.Add(h, nil)
+	return d.countKube()
+}
+
+// countKube is CountKube of the segments added so far (a copy).
+func (d *Digest) countKube() KubeStats {
+	d.init()
+	k := d.kube
+	k.Ops, k.Answers, k.Events = maps.Clone(k.Ops), maps.Clone(k.Answers), maps.Clone(k.Events)
+	return k
 }
 
 // String is the figures on a few lines, for the end of a run.

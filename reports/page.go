@@ -59,8 +59,8 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 
 <h2 id="plots">Timeline</h2>
 <p>The x axis of every plot is the run's time, cut into buckets of {{.Bucket}}: each plot shows per bucket what the calls or events
-in it did (latency and lag as p50, p99 and the slowest; throughput as calls per second), so that the page keeps its size however long
-the run. Shaded: the faults, each named at its start where there is room (all {{.FaultCount}} are listed below).{{if .Findings}}
+in it did (latency and lag as p50 and p99, read from a log-scale histogram to within 6 %, and the slowest, exact; throughput as calls
+per second), so that the page keeps its size however long the run. Shaded: the faults, each named at its start where there is room (all {{.FaultCount}} are listed below).{{if .Findings}}
 Red dashed: the findings' smallest witnesses, at their first record.{{end}}</p>
 {{range .Plots}}<figure>{{.}}</figure>
 {{end}}{{if .Faults}}<details><summary>the {{.FaultCount}} fault(s)</summary><table><tr><th>fault</th><th>targets</th><th>from (s)</th><th>to (s)</th></tr>
@@ -89,6 +89,17 @@ type pageFlag struct{ Name, Value string }
 // result: the verdict, how to reproduce it, the checks, the findings with
 // their records, and the plots over time with the faults shaded.
 func WritePage(dir string, h *history.History, r Result) error {
+	d := NewDigest()
+	d.Add(h, nil)
+	d.noteWitnesses(h, r.Findings[:min(len(r.Findings), maxShownFindings)])
+	return WritePageDigest(dir, d, r)
+}
+
+// WritePageDigest writes report.html for the run in dir from its digest
+// and result (WritePage). A finding of r is marked on the plots when d
+// saw its witness (Digest.Add found it in a segment).
+func WritePageDigest(dir string, d *Digest, r Result) error {
+	d.init()
 	var markers []Marker
 	var findings []pageFinding
 	for i, f := range r.Findings {
@@ -106,14 +117,14 @@ func WritePage(dir string, h *history.History, r Result) error {
 				pf.Resting = append(pf.Resting, p.Check)
 			}
 		}
-		if at, ok := witnessTime(h, f.Witness); ok {
+		if at, ok := d.witness[witnessKey(f.Witness)]; ok {
 			pf.At = fmt.Sprintf("%.1f s", at.Seconds())
 			markers = append(markers, Marker{At: at, Label: fmt.Sprintf("finding %d", i+1)})
 		}
 		findings = append(findings, pf)
 	}
-	b := bands{faults: h.Faults, markers: markers}
-	drawn, err := timelinePlots(h, b)
+	b := bands{faults: d.faults, markers: markers}
+	drawn, err := d.timelinePlots(b)
 	if err != nil {
 		return err
 	}
@@ -162,8 +173,8 @@ func WritePage(dir string, h *history.History, r Result) error {
 		target += fmt.Sprintf(" (%s fixture, %d member(s))", r.Target.Fixture, max(r.Target.Members, 1))
 	}
 	started := ""
-	if !h.Meta.Started.IsZero() {
-		started = h.Meta.Started.UTC().Format(time.RFC3339)
+	if !d.meta.Started.IsZero() {
+		started = d.meta.Started.UTC().Format(time.RFC3339)
 	}
 	stats := fmt.Sprintf("%d operations (%d failed), %d watches, %d watch events", r.Stats.Operations, r.Stats.FailedOperations,
 		r.Stats.Watches, r.Stats.WatchEvents)
@@ -186,15 +197,15 @@ func WritePage(dir string, h *history.History, r Result) error {
 	}
 	forms := r.Stats.Forms
 	if forms == nil && r.Stats.Kube == nil {
-		forms = CountForms(h) // a result.json written before forms were counted
+		forms = d.countForms() // a result.json written before forms were counted
 	}
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
 		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
 		"Target": target, "Seed": r.Seed, "Duration": fmt.Sprintf("%.0f s", r.DurationS), "Vigil": r.Vigil, "Started": started,
 		"Stats": stats, "Repro": reproCommand(dir, r), "Flags": flags, "Checks": checks, "Findings": findings,
-		"FindingsText": text.String(), "Plots": plots, "Files": files, "Bucket": newTimeline(h.End()).width.String(),
-		"Faults": faultRows(h.Faults), "FaultCount": len(h.Faults), "Cut": h.Cut,
+		"FindingsText": text.String(), "Plots": plots, "Files": files, "Bucket": d.timeline().width.String(),
+		"Faults": faultRows(d.faults), "FaultCount": len(d.faults), "Cut": d.cut,
 		"Forms": forms, "FormsSummary": formsSummary(forms),
 		"Profile": profile, "Outside": outside, "Limitations": lims,
 	})

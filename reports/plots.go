@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -136,14 +134,14 @@ func svgOf(p *plot.Plot) (string, error) {
 	return s[max(strings.Index(s, "<svg"), 0):], nil
 }
 
-// timelinePlots are the page's plots of h over its run: latency,
+// timelinePlots are the page's plots of the run d digests: latency,
 // throughput and watch delivery lag, each aggregated into the same buckets.
-func timelinePlots(h *history.History, b bands) ([]*plot.Plot, error) {
-	t := newTimeline(h.End())
-	calls := facts.Calls(h)
+func (d *Digest) timelinePlots(b bands) ([]*plot.Plot, error) {
+	t := d.timeline()
+	bs := d.buckets(t)
 	var plots []*plot.Plot
-	for _, mk := range []func(*history.History, timeline, []facts.Call, bands) (*plot.Plot, error){latencyPlot, throughputPlot, watchLagPlot} {
-		p, err := mk(h, t, calls, b)
+	for _, mk := range []func(*Digest, timeline, []slot, bands) (*plot.Plot, error){latencyPlot, throughputPlot, watchLagPlot} {
+		p, err := mk(d, t, bs, b)
 		if err != nil {
 			return nil, err
 		}
@@ -168,89 +166,92 @@ func headroom(p *plot.Plot) {
 
 // latencyPlot: the latency of the calls started in each bucket, by kind
 // (the calls of the system under test, as facts.Calls lists them): p50
-// and p99 as lines, the slowest as a dot; the slowest call with a definite
-// error (red cross) and the slowest left unanswered (of unknown outcome,
-// orange triangle) of each bucket that had any.
-func latencyPlot(h *history.History, t timeline, calls []facts.Call, b bands) (*plot.Plot, error) {
+// and p99 as lines (read from the buckets' histograms, within 6 %), the
+// slowest as a dot; the slowest call with a definite error (red cross)
+// and the slowest left unanswered (of unknown outcome, orange triangle)
+// of each bucket that had any.
+func latencyPlot(d *Digest, t timeline, bs []slot, b bands) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("call latency by kind, %s: p50 thin, p99 thick, slowest dot", t.per()), "latency (ms, log)", t.span, b)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	byKind := map[string]samples{}
-	failed, unanswered := t.samples(), t.samples()
-	for _, c := range calls {
-		i, ms := t.bucket(c.Start), math.Max(float64(c.Ret-c.Start)/1e6, 0.01)
-		switch {
-		case !c.Ok:
-			unanswered.add(i, ms)
-		case c.Failed:
-			failed.add(i, ms)
-		default:
-			if byKind[c.Kind] == nil {
-				byKind[c.Kind] = t.samples()
-			}
-			byKind[c.Kind].add(i, ms)
+	var kinds []int
+	for k := range d.kinds {
+		if slices.ContainsFunc(bs, func(s slot) bool { return k < len(s.kinds) && s.kinds[k].n > 0 }) {
+			kinds = append(kinds, k)
 		}
 	}
-	for i, k := range slices.Sorted(maps.Keys(byKind)) {
-		s := byKind[k]
-		if err := spreadLines(p, t, s, fmt.Sprintf("%s (%d)", k, s.count()), kindColors[i%len(kindColors)]); err != nil {
+	slices.SortFunc(kinds, func(a, b int) int { return strings.Compare(d.kinds[a], d.kinds[b]) })
+	for i, k := range kinds {
+		sums := make([]*summary, len(bs))
+		for j := range bs {
+			if k < len(bs[j].kinds) {
+				sums[j] = &bs[j].kinds[k]
+			}
+		}
+		q, n, filled := quantiles(t, sums, 0.5, 0.99, 1)
+		if err := spreadLines(p, t, q, filled, fmt.Sprintf("%s (%d)", d.kinds[k], n), kindColors[i%len(kindColors)]); err != nil {
 			return nil, err
 		}
 	}
+	failed, unanswered := make([]peak, len(bs)), make([]peak, len(bs))
+	for j := range bs {
+		failed[j], unanswered[j] = bs[j].failed, bs[j].unanswered
+	}
 	for _, m := range []struct {
-		s     samples
+		ps    []peak
 		name  string
 		col   color.Color
 		glyph draw.GlyphDrawer
 	}{{failed, "failed", failColor, draw.CrossGlyph{}}, {unanswered, "unanswered", maybeColor, draw.TriangleGlyph{}}} {
-		s, err := addMarks(p, m.s.quantiles(t, 1)[0], m.col, m.glyph, 2.5)
+		pts, n := peaks(t, m.ps)
+		s, err := addMarks(p, pts, m.col, m.glyph, 2.5)
 		if err != nil {
 			return nil, err
 		}
 		if s != nil {
-			p.Legend.Add(fmt.Sprintf("%s (%d)", m.name, m.s.count()), s)
+			p.Legend.Add(fmt.Sprintf("%s (%d)", m.name, n), s)
 		}
 	}
 	return p, nil
 }
 
-// series is one line of the throughput plot: the calls it counts.
+// series is one line of the throughput plot: how many calls of a bucket
+// it counts.
 type series struct {
-	name string
-	col  color.Color
-	pick func(facts.Call) bool
+	name  string
+	col   color.Color
+	count func(*slot) int
 }
 
 // throughputPlot: calls per second started in each bucket, answered,
 // failed and unanswered; for Kubernetes also the 410s and the lists.
-func throughputPlot(h *history.History, t timeline, calls []facts.Call, b bands) (*plot.Plot, error) {
+func throughputPlot(d *Digest, t timeline, bs []slot, b bands) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("throughput, %s", t.per()), "calls per second", t.span, b)
 	all := []series{
-		{"answered", okColor, func(c facts.Call) bool { return c.Ok && !c.Failed }},
-		{"failed", failColor, func(c facts.Call) bool { return c.Failed }},
-		{"unanswered", maybeColor, func(c facts.Call) bool { return !c.Ok }},
+		{"answered", okColor, func(s *slot) int {
+			n := 0
+			for k := range s.kinds {
+				n += s.kinds[k].n
+			}
+			return n
+		}},
+		{"failed", failColor, func(s *slot) int { return s.failed.n }},
+		{"unanswered", maybeColor, func(s *slot) int { return s.unanswered.n }},
 	}
-	if len(h.KubeOps) > 0 {
-		all = append(all, series{"410 Gone", kindColors[2], func(c facts.Call) bool { return c.Status == 410 }},
-			series{"lists", kindColors[1], func(c facts.Call) bool { return c.Kind == string(history.KubeList) }})
+	if d.kubeOps {
+		all = append(all, series{"410 Gone", kindColors[2], func(s *slot) int { return s.gone }},
+			series{"lists", kindColors[1], func(s *slot) int { return s.lists }})
 	}
 	for _, s := range all {
 		pts := make(plotter.XYs, t.n)
-		for i := range pts {
-			pts[i].X = t.x(i)
-		}
 		total := 0
-		for _, c := range calls {
-			if i := t.bucket(c.Start); s.pick(c) && i >= 0 {
-				pts[i].Y++
-				total++
-			}
+		for i := range pts {
+			n := s.count(&bs[i])
+			pts[i] = plotter.XY{X: t.x(i), Y: float64(n) / t.width.Seconds()}
+			total += n
 		}
 		if total == 0 {
 			continue
-		}
-		for i := range pts {
-			pts[i].Y /= t.width.Seconds()
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -270,78 +271,25 @@ const lagFloor = 0.1
 // watchLagPlot: how long after the write that made its revision was
 // acknowledged each event a watch delivered arrived (a write never
 // acknowledged has no lag), over every watch's events received in each
-// bucket: p50, p99 and the slowest; the buckets with progress
-// notifications (or bookmarks) marked on the axis.
-func watchLagPlot(h *history.History, t timeline, _ []facts.Call, b bands) (*plot.Plot, error) {
+// bucket: p50, p99 (within 6 %) and the slowest; the buckets with
+// progress notifications (or bookmarks) marked on the axis. A Kubernetes
+// run's etcd operations and watches are vigil's oracle, not the system
+// under test: the digest leaves them out (Digest.addLags).
+func watchLagPlot(d *Digest, t timeline, bs []slot, b bands) (*plot.Plot, error) {
 	p := newPlot("", "lag (ms, log)", t.span, b)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	// When each revision's write was acknowledged. A Kubernetes run's etcd
-	// operations and watches are vigil's oracle, not the system under test.
-	kubeRun := h.Meta.Target.Kind == "kube"
-	committed := map[int64]time.Duration{}
-	for i := range h.Operations {
-		if rev, ok := facts.AckedWriteRevision(&h.Operations[i]); ok && !kubeRun {
-			if at, seen := committed[rev]; !seen || h.Operations[i].Return < at {
-				committed[rev] = h.Operations[i].Return
-			}
+	sums := make([]*summary, len(bs))
+	notes := 0
+	var marks plotter.XYs
+	for i := range bs {
+		sums[i] = &bs[i].lag
+		if n := bs[i].progress; n > 0 {
+			notes += n
+			marks = append(marks, plotter.XY{X: t.x(i), Y: lagFloor})
 		}
 	}
-	for _, o := range h.KubeOps {
-		if o.Response != nil && o.Response.Object != nil && o.Request.Verb != history.KubeGet && o.Request.Verb != history.KubeList {
-			if rv, ok := facts.ParseRV(o.Response.Object.ResourceVersion); ok {
-				committed[rv] = o.Return
-			}
-		}
-	}
-	lags, progress := t.samples(), make([]int, t.n)
-	watches, notes := 0, 0
-	lag := func(at, write time.Duration) { lags.add(t.bucket(at), math.Max(float64(at-write)/1e6, lagFloor)) }
-	note := func(at time.Duration) {
-		if i := t.bucket(at); i >= 0 {
-			progress[i]++
-			notes++
-		}
-	}
-	for _, w := range h.Watches {
-		if kubeRun {
-			break
-		}
-		before := lags.count()
-		for _, r := range w.Responses {
-			if r.Progress {
-				note(r.Time)
-			}
-			for _, e := range r.Events {
-				if at, ok := committed[e.Revision()]; ok {
-					lag(r.Time, at)
-				}
-			}
-		}
-		if lags.count() > before {
-			watches++
-		}
-	}
-	for _, w := range h.KubeWatches {
-		before := lags.count()
-		for _, e := range w.Events {
-			if e.Object == nil {
-				continue
-			}
-			if e.Type == history.KubeBookmark {
-				note(e.Time)
-				continue
-			}
-			rv, parsed := facts.ParseRV(e.Object.ResourceVersion)
-			if at, ok := committed[rv]; ok && parsed {
-				lag(e.Time, at)
-			}
-		}
-		if lags.count() > before {
-			watches++
-		}
-	}
-	q := lags.quantiles(t, 0.5, 0.99, 1)
+	q, events, _ := quantiles(t, sums, 0.5, 0.99, 1)
 	for i, line := range []struct {
 		name string
 		col  color.Color
@@ -359,17 +307,11 @@ func watchLagPlot(h *history.History, t timeline, _ []facts.Call, b bands) (*plo
 	} else if s != nil {
 		p.Legend.Add("slowest", s)
 	}
-	var marks plotter.XYs
-	for i, n := range progress {
-		if n > 0 {
-			marks = append(marks, plotter.XY{X: t.x(i), Y: lagFloor})
-		}
-	}
 	if s, err := addMarks(p, marks, color.Black, draw.PyramidGlyph{}, 2.5); err != nil {
 		return nil, err
 	} else if s != nil {
 		p.Legend.Add(fmt.Sprintf("progress notifications / bookmarks (%d)", notes), s)
 	}
-	p.Title.Text = fmt.Sprintf("watch delivery lag behind the acknowledged write, %s: %d events of %d watches", t.per(), lags.count(), watches)
+	p.Title.Text = fmt.Sprintf("watch delivery lag behind the acknowledged write, %s: %d events of %d watches", t.per(), events, d.lagWatches)
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -82,46 +83,48 @@ type Result struct {
 // Summarize builds the result of a run from its history and check results.
 // durationS is the length of the workload in seconds.
 func Summarize(h *history.History, results []check.Result, durationS float64) Result {
-	profile := h.Meta.Profile
-	if profile == "" {
-		profile = check.ProfileEtcd
-	}
+	d := NewDigest()
+	d.Add(h, results)
+	return SummarizeDigest(d, results, durationS)
+}
+
+// SummarizeDigest builds the result of a run from its digest and the
+// run's check results (merged over its segments); the findings are the
+// digest's (each segment's, found by Add), worst first.
+func SummarizeDigest(d *Digest, results []check.Result, durationS float64) Result {
+	d.init()
+	m := d.meta
+	profile := profileOf(m)
 	results = check.MarkProfile(results, profile)
-	r := Result{Format: ResultFormat, Profile: profile, Limitations: h.Meta.Limitations, Vigil: h.Meta.Vigil, Flags: h.Meta.Flags, Verdict: string(check.Overall(results)),
-		Seed: h.Meta.Seed, Target: h.Meta.Target, DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
+	r := Result{Format: ResultFormat, Profile: profile, Limitations: m.Limitations, Vigil: m.Vigil, Flags: m.Flags, Verdict: string(check.Overall(results)),
+		Seed: m.Seed, Target: m.Target, DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
 	if r.Checks == nil {
 		r.Checks = []check.Result{}
 	}
-	r.Findings = Findings(h, results)
-	for i := range h.Operations {
-		r.Stats.Operations++
-		if h.Operations[i].Failed() {
-			r.Stats.FailedOperations++
-		}
+	r.Findings = slices.Clone(d.findings)
+	slices.SortStableFunc(r.Findings, findingOrder)
+	if r.Findings == nil {
+		r.Findings = []Finding{}
 	}
+	r.Stats.Operations, r.Stats.FailedOperations = d.operations, d.failedOps
 	if durationS > 0 {
 		r.Stats.OpsPerSecond = float64(r.Stats.Operations) / durationS
 	}
-	r.Stats.Availability = availability(h)
-	r.Stats.Watches = len(h.Watches)
-	for _, w := range h.Watches {
-		for _, resp := range w.Responses {
-			r.Stats.WatchEvents += len(resp.Events)
-		}
-	}
+	r.Stats.Availability = d.availability()
+	r.Stats.Watches, r.Stats.WatchEvents = d.watches, d.watchEvents
 	counts := map[string]int{}
-	for _, f := range h.Faults {
+	for _, f := range d.faults {
 		counts[f.Name]++
 	}
 	for name, n := range counts {
 		r.Stats.Faults = append(r.Stats.Faults, FaultCount{Name: name, Count: n})
 	}
 	sort.Slice(r.Stats.Faults, func(i, j int) bool { return r.Stats.Faults[i].Name < r.Stats.Faults[j].Name })
-	if len(h.KubeOps) > 0 || len(h.KubeWatches) > 0 {
-		k := CountKube(h)
+	if d.kubeSeen {
+		k := d.countKube()
 		r.Stats.Kube = &k
 	} else {
-		r.Stats.Forms = CountForms(h)
+		r.Stats.Forms = d.countForms()
 	}
 	return r
 }
