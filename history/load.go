@@ -169,12 +169,23 @@ func jsonLine(r Record) ([]byte, error) {
 // missing file is an error that says what to give instead. A history cut
 // short loads; its Cut says so, for the command to tell.
 func LoadRun(path string) (*History, string, error) {
+	path, err := RunFile(path)
+	if err != nil {
+		return nil, path, err
+	}
+	h, err := Load(path)
+	return h, path, err
+}
+
+// RunFile is the history file of a saved run given as its output dir
+// (InDir) or as the file itself; a missing one is an error that says what
+// to give instead.
+func RunFile(path string) (string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = InDir(path)
 	}
-	h, err := Load(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return path, fmt.Errorf("%s does not exist: give the output dir of a vigil run", path)
 	}
-	return h, path, err
+	return path, nil
 }

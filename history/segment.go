@@ -32,9 +32,6 @@ type Segment struct {
 	End time.Duration `json:"end_ns,omitempty"`
 	// Prefix is the segment's key prefix, the Meta.Prefix of its history.
 	Prefix string `json:"prefix"`
-	// MinRevision is the lowest revision its workload reads, watches from
-	// or compacts to: the store's head when it started.
-	MinRevision int64 `json:"min_revision,omitempty"`
 	// Last marks the run's last segment, the one with the final phase
 	// (the final write, the convergence reads, the end mark): checks that
 	// judge the end of a run judge it only there.

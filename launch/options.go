@@ -66,6 +66,10 @@ type Options struct {
 	// judging; DefaultOptions sets suites.LiveEvery).
 	FailFast   bool
 	JudgeEvery time.Duration
+	// Segment cuts a run longer than SegmentAbove (or any run, when
+	// --segment is given) into segments of this length, each judged as
+	// soon as it is complete and then dropped from memory (0: never).
+	Segment time.Duration
 	// Profile is what the target is held to: etcd (the whole API, the
 	// default) or kubernetes (what Kubernetes relies on; the checks
 	// outside it are reported but decide nothing).
@@ -109,6 +113,14 @@ type KineOptions struct {
 	Version, Binary, Backend string
 }
 
+// DefaultSegment is the default --segment; runs of SegmentAbove or less
+// are not cut unless --segment is given: a run of a few minutes fits in
+// memory whole, and a whole history lets a watch live through the run.
+const (
+	DefaultSegment = time.Minute
+	SegmentAbove   = 2 * time.Minute
+)
+
 // DefaultOptions are the options of a bare `vigil run`.
 func DefaultOptions() Options {
 	c := check.DefaultConfig()
@@ -116,6 +128,7 @@ func DefaultOptions() Options {
 		Workload: workload.DefaultConfig(), FaultInterval: 10 * time.Second, Net: "proxy",
 		StartTimeout: 90 * time.Second, CheckTimeout: c.LinearizabilityTimeout, MaxUnavailable: c.MaxUnavailable,
 		JudgeEvery:    suites.LiveEvery,
+		Segment:       DefaultSegment,
 		Kine:          defaultKine(),
 		Kube:          KubeOptions{Version: binaries.DefaultKubeVersion, ResourceName: "configmaps", Store: "etcd", APIServers: 1, WatchCache: true},
 		HistoryFormat: string(history.DefaultFormat), Given: map[string]string{}}

@@ -13,23 +13,31 @@ import (
 
 // Recheck runs the checkers again on a saved run (its output dir or its
 // history file), offline, and writes the verdicts to check/ beside the
-// history, so the run's own result stays as it was. It prints the verdict
-// table and returns the exit code.
+// history, so the run's own result stays as it was. A segmented history
+// is judged one segment at a time, as the run judged it. It prints the
+// verdict table and returns the exit code.
 func Recheck(path string, cfg check.Config) (int, error) {
-	h, path, err := history.LoadRun(path)
+	path, err := history.RunFile(path)
 	if err != nil {
 		return ExitSetup, fmt.Errorf("cannot check: %w", err)
 	}
-	if h.Cut != "" {
-		// The run was killed while writing it: judge what was recorded.
-		fmt.Fprintf(os.Stderr, "vigil: %s\n", h.Cut)
+	out, err := suites.CheckFile(path, cfg, func(seg *history.History) {
+		if seg.Cut != "" {
+			fmt.Fprintf(os.Stderr, "vigil: segment %d: %s\n", seg.Meta.Segment.Index, seg.Cut)
+		}
+	})
+	if err != nil {
+		return ExitSetup, fmt.Errorf("cannot check: %w", err)
 	}
-	results := suites.Check(h, cfg)
-	r := reports.Summarize(h, results, h.End().Seconds())
+	if out.History != nil && out.History.Cut != "" {
+		// The run was killed while writing it: judge what was recorded.
+		fmt.Fprintf(os.Stderr, "vigil: %s\n", out.History.Cut)
+	}
+	r := summarize(out, out.Results)
 	addProbes(&r)
-	out := filepath.Join(filepath.Dir(path), "check")
-	if err := os.MkdirAll(out, 0o755); err == nil {
-		writeReports(out, h, r, results)
+	dir := filepath.Join(filepath.Dir(path), "check")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		writeReports(dir, out, r, out.Results)
 	}
 	reports.Table(os.Stdout, r)
 	return reports.ExitCode(r.Verdict), nil

@@ -43,6 +43,24 @@ func (o *Options) resolveHeldTo() error {
 	return nil
 }
 
+// resolveSegment settles the run's segment length (Options.Segment):
+// --segment as given, else the default for an etcd run longer than
+// SegmentAbove, else none.
+func (o *Options) resolveSegment() error {
+	switch {
+	case o.Segment < 0:
+		return Usagef("--segment %s: give a length such as 60s, or 0 for none", o.Segment)
+	case o.given("segment") && o.Target == "kube" && o.Segment > 0:
+		return Usagef("--segment applies to --target etcd: a Kubernetes run is judged whole")
+	case o.given("segment") && o.Segment > 0 && o.Segment < 10*time.Second:
+		return Usagef("--segment %s: a segment must last at least 10s (each starts its watches and leases anew)", o.Segment)
+	case o.given("segment"):
+	case o.Target == "kube" || o.Workload.Duration <= SegmentAbove:
+		o.Segment = 0
+	}
+	return nil
+}
+
 // Resolve checks the options against each other and fills in what they
 // imply: the fixture of --endpoints, a seed, the output dir, the fault
 // schedule (planned from Faults or loaded from ScheduleFile), failpoints
@@ -68,6 +86,9 @@ func (o *Options) Resolve() error {
 		return err
 	}
 	if err := o.resolveHistoryFormat(); err != nil {
+		return err
+	}
+	if err := o.resolveSegment(); err != nil {
 		return err
 	}
 	if err := o.resolveHeldTo(); err != nil {

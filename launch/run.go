@@ -140,7 +140,7 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 func (o *Options) common(links chaos.Links) suites.Common {
 	return suites.Common{Out: o.Out, HistoryFormat: o.historyFormat, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
 		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr,
-		LiveEvery: o.liveEvery(), FailFast: o.FailFast, Profile: o.Profile, Limitations: o.limitations}
+		LiveEvery: o.liveEvery(), FailFast: o.FailFast, Segment: o.Segment, Profile: o.Profile, Limitations: o.limitations}
 }
 
 // liveEvery is the live judge's period as the suites take it: negative
@@ -168,23 +168,23 @@ func (e errConformFailed) Error() string {
 // exit code. An interrupted run gets verdict error and its partial history.
 func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 	if out.Interrupted {
-		r := reports.Summarize(out.History, nil, out.Elapsed.Seconds())
+		r := summarize(out, nil)
 		r.Verdict, r.Reason = reports.VerdictError, "interrupted before the workload finished; the partial history is in "+history.FileFor(o.historyFormat)
-		writeReports(o.Out, out.History, r, nil)
+		writeReports(o.Out, out, r, nil)
 		o.tidy(r.Verdict)
 		fmt.Fprintf(os.Stderr, "vigil: interrupted; %s stopped, partial history in %s\n", stopped, o.Out)
 		return ExitSetup, nil
 	}
-	r := reports.Summarize(out.History, out.Results, out.Elapsed.Seconds())
+	r := summarize(out, out.Results)
 	r.StoppedEarly = out.StoppedEarly
 	addProbes(&r)
-	if err := writeReports(o.Out, out.History, r, out.Results); err != nil {
+	if err := writeReports(o.Out, out, r, out.Results); err != nil {
 		return ExitSetup, err
 	}
 	o.tidy(r.Verdict)
 	reports.Table(os.Stdout, r)
 	if o.Sabotage != "" {
-		reportSabotage(o.Sabotage, out.History, out.Results)
+		reportSabotage(o.Sabotage, out.Faults(), out.Results)
 	}
 	if out.StoppedEarly != "" {
 		fmt.Println(out.StoppedEarly)
@@ -193,11 +193,22 @@ func (o *Options) finish(out *suites.Outcome, stopped string) (int, error) {
 	return reports.ExitCode(r.Verdict), nil
 }
 
+// summarize is a run's result from its outcome: its whole history, or
+// the digest of a segmented run's segments.
+func summarize(out *suites.Outcome, results []check.Result) reports.Result {
+	if out.Digest != nil {
+		r := reports.SummarizeDigest(out.Digest, results, out.Elapsed.Seconds())
+		r.Segments = out.Segments
+		return r
+	}
+	return reports.Summarize(out.History, results, out.Elapsed.Seconds())
+}
+
 // writeReports writes result.json and junit.xml into dir, then the
 // pages for people: kv/linearizable's view (when it failed) and
 // report.html. A verdict does not depend on the pages, so a failure to
 // draw one is said, not returned.
-func writeReports(dir string, h *history.History, r reports.Result, results []check.Result) error {
+func writeReports(dir string, out *suites.Outcome, r reports.Result, results []check.Result) error {
 	if err := writeResult(dir, r); err != nil {
 		return err
 	}
@@ -207,7 +218,11 @@ func writeReports(dir string, h *history.History, r reports.Result, results []ch
 	case path != "":
 		fmt.Fprintf(os.Stderr, "linearizability view: %s (%s)\n", path, what)
 	}
-	if err := reports.WritePage(dir, h, r); err != nil {
+	page := func() error { return reports.WritePage(dir, out.History, r) }
+	if out.Digest != nil {
+		page = func() error { return reports.WritePageDigest(dir, out.Digest, r) }
+	}
+	if err := page(); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil: writing %s: %v\n", reports.PageFile, err)
 	}
 	return nil
@@ -276,7 +291,7 @@ func (o *Options) setupFailed(err error) error {
 
 // reportSabotage says after the table whether the sabotage was injected and
 // what the check it names made of it.
-func reportSabotage(mode string, h *history.History, results []check.Result) {
+func reportSabotage(mode string, faults []history.Fault, results []check.Result) {
 	m, _ := sabotage.Lookup(mode)
 	verdict := check.Verdict("not run")
 	for _, r := range results {
@@ -285,7 +300,7 @@ func reportSabotage(mode string, h *history.History, results []check.Result) {
 		}
 	}
 	n := 0
-	for _, f := range h.Faults {
+	for _, f := range faults {
 		if f.Name == sabotage.FaultName(mode) {
 			n++
 			fmt.Printf("sabotage %s at %.2fs (client %s): %s\n", mode, f.Start.Seconds(), f.Details["client"], f.Details["what"])

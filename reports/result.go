@@ -71,6 +71,9 @@ type Result struct {
 	// StoppedEarly says why --fail-fast stopped the workload at the first
 	// violation the live judge found ("" when it ran its course).
 	StoppedEarly string `json:"stopped_early,omitempty"`
+	// Segments counts the segments a segmented run was judged in (each
+	// alone, their results merged); 0 for a run judged whole.
+	Segments int `json:"segments,omitempty"`
 	// Profile is what the run held the target to (the history's); the
 	// checks outside it (checks[].outside_profile) are reported but do
 	// not decide Verdict.

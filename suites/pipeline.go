@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
@@ -55,6 +56,11 @@ type Common struct {
 	// in full, and the reports are written.
 	LiveEvery time.Duration
 	FailFast  bool
+	// Segment, when positive and shorter than the run, cuts the run into
+	// segments of this length (history.Segment; the etcd target only),
+	// each judged as soon as it is complete and then dropped: a run of
+	// hours is judged in the memory of one segment.
+	Segment time.Duration
 	// Profile is recorded in the history: the checks outside it are
 	// reported but decide no verdict (and the live judge skips them).
 	Profile string
@@ -75,6 +81,23 @@ type Outcome struct {
 	// StoppedEarly says why --fail-fast stopped the workload ("" if it
 	// did not); the history up to there is judged in Results.
 	StoppedEarly string
+	// Segments counts the segments of a segmented run (0: not segmented),
+	// whose History is nil: each segment was judged and dropped, Results
+	// merges their results (check.Merger) and Digest holds what the
+	// reports need of them.
+	Segments int
+	Digest   *reports.Digest
+}
+
+// Faults are the run's faults, from its history or its digest.
+func (o *Outcome) Faults() []history.Fault {
+	if o.Digest != nil {
+		return o.Digest.Faults()
+	}
+	if o.History == nil {
+		return nil
+	}
+	return o.History.Faults
 }
 
 // A scenario is one target's side of a run: its workload and what it
@@ -109,6 +132,9 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 	}
 	if err := sabotageFits(c.Sabotage, target, duration, compactEvery); err != nil {
 		return nil, err
+	}
+	if c.Segment > 0 && target != sabotage.TargetEtcd {
+		return nil, fmt.Errorf("--segment applies to the etcd target only: a Kubernetes run is judged whole")
 	}
 	clock := history.NewClock()
 	meta, undo, err := sc.prepare(ctx, clock)
@@ -152,20 +178,29 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 		return nil, err
 	}
 	defer closeWorkload()
-	judge := newLiveJudge(rec, c)
+	judge := newLiveJudge(rec, c, c.Segment > 0 && duration > c.Segment)
 	return runAndCheck(ctx, runWorkload, func() func() { return sc.progress(clock, judge.status) }, clock, w, rec, c.Checks, judge)
 }
 
-// newLiveJudge is the run's live judge, or nil when c turns it off.
-func newLiveJudge(rec *history.Recorder, c Common) *liveJudge {
-	if c.LiveEvery < 0 {
-		return nil
-	}
+// newLiveJudge is the run's live judge, or nil when c turns it off. A
+// segmented run always has one, to judge and drop its segments; c's
+// LiveEvery then turns off its cut passes only.
+func newLiveJudge(rec *history.Recorder, c Common, segmented bool) *liveJudge {
 	every := c.LiveEvery
-	if every == 0 {
+	switch {
+	case every < 0 && !segmented:
+		return nil
+	case every < 0:
+		every = 0
+	case every == 0:
 		every = LiveEvery
 	}
-	return &liveJudge{rec: rec, cfg: c.Checks, every: every, failFast: c.FailFast}
+	j := &liveJudge{rec: rec, cfg: c.Checks, every: every, failFast: c.FailFast}
+	if segmented {
+		j.digest = reports.NewDigest()
+		j.onSegment = j.digest.Add
+	}
+	return j
 }
 
 // sabotageFits checks that mode (if any) is a sabotage mode of target
@@ -236,12 +271,22 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, startProg
 		return nil, fmt.Errorf("recording the history: %w", err)
 	}
 	out := &Outcome{History: rec.History(), Elapsed: elapsed, StoppedEarly: judge.failFastReason()}
+	if out.History == nil {
+		// Segmented: the segments left are complete now; they are judged
+		// (or, in an interrupted run, kept for the reports only).
+		judge.sealed(true)
+		out.Segments, out.Digest = judge.merged.Segments(), judge.digest
+	}
 	if runErr != nil && out.StoppedEarly == "" {
 		if ctx.Err() != nil {
 			out.Interrupted = true
 			return out, nil
 		}
 		return out, runErr
+	}
+	if out.Segments > 0 {
+		out.Results = judge.results()
+		return out, nil
 	}
 	out.Results = Check(out.History, checks)
 	return out, nil
@@ -291,4 +336,29 @@ func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops 
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// CheckFile judges a saved history file: a whole history as Check does,
+// a segmented one segment by segment as the file is read, in the memory
+// of one segment (each is judged, merged, added to the digest and
+// dropped). seen, if set, is told of each segment judged.
+func CheckFile(path string, cfg check.Config, seen func(seg *history.History)) (*Outcome, error) {
+	var merged check.Merger
+	digest := reports.NewDigest()
+	h, n, err := history.LoadSegments(path, func(seg *history.History) error {
+		results := Check(seg, cfg)
+		merged.Add(seg.Meta.Segment.Index, results)
+		digest.Add(seg, results)
+		if seen != nil {
+			seen(seg)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return &Outcome{History: h, Results: Check(h, cfg), Elapsed: h.End()}, nil
+	}
+	return &Outcome{Results: merged.Results(), Segments: n, Digest: digest, Elapsed: digest.End()}, nil
 }

@@ -47,6 +47,7 @@ type etcdScenario struct {
 
 func (s *etcdScenario) prepare(ctx context.Context, clock *history.Clock) (history.Meta, func(), error) {
 	w := &s.cfg.Workload
+	w.Segment = s.cfg.Segment
 	if w.Prefix == "" {
 		w.Prefix = fmt.Sprintf("/vigil/%d-%x/", s.cfg.Seed, clock.Base().UnixNano())
 	}

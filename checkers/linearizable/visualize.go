@@ -99,6 +99,11 @@ func (p *linPrep) draw(h *history.History, run *linRun, w io.Writer, opts Visual
 	if len(set.pops) > opts.MaxOperations*2 {
 		return Visualization{}, fmt.Errorf("the window to draw has %d operations, more than twice the cap of %d", len(set.pops), opts.MaxOperations)
 	}
+	if seg := h.Meta.Segment; seg != nil {
+		// A segmented run draws from one segment: say which.
+		scope = strings.Replace(scope, "the whole history", "the whole segment", 1)
+		scope += fmt.Sprintf(" of segment %d (t=%.0f-%.0fs; the run was judged segment by segment)", seg.Index, seg.Start.Seconds(), seg.End.Seconds())
+	}
 	model := p.windowModel(winState{kv: set.start})
 	faults := faultAnnotations(h, set.pops)
 	info.AddAnnotations(faults)

@@ -37,17 +37,32 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 // history and result.json (after vigil check, from DIR/check/result.json).
 func cmdReport(fset *flag.FlagSet) action {
 	return func(pos []string) (int, error) {
-		h, path, err := history.LoadRun(pos[0])
+		path, err := history.RunFile(pos[0])
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot report: %w", err)
 		}
-		warnCut(h)
 		dir := filepath.Dir(path)
 		r, err := reports.ReadJSON(filepath.Join(dir, "result.json"))
 		if err != nil {
 			return exitSetup, fmt.Errorf("cannot report: %w (vigil check %s writes one)", err, dir)
 		}
-		if err := reports.WritePage(dir, h, r); err != nil {
+		// A segmented history is drawn segment by segment, from a digest;
+		// its findings are result.json's.
+		d := reports.NewDigest()
+		h, n, err := history.LoadSegments(path, func(seg *history.History) error {
+			d.Add(seg, nil)
+			return nil
+		})
+		if err != nil {
+			return exitSetup, fmt.Errorf("cannot report: %w", err)
+		}
+		if n == 0 {
+			warnCut(h)
+			err = reports.WritePage(dir, h, r)
+		} else {
+			err = reports.WritePageDigest(dir, d, r)
+		}
+		if err != nil {
 			return exitSetup, err
 		}
 		fmt.Println(filepath.Join(dir, reports.PageFile))
