@@ -21,13 +21,13 @@ import (
 //     forms, the Kubernetes figures;
 //   - the faults, each once (a fault spanning segments is in each);
 //   - the findings of each segment, with their witnesses' times;
-//   - the availability table's seconds and the outages;
+//   - the availability table's seconds, and its outages' figures;
 //   - the plots' data in slots of run time: per slot and kind a count,
 //     the exact slowest and a log histogram (summary), never the samples.
 //
 // Its size grows with the run's seconds only through the per-second
-// availability table (a few dozen bytes a second), the faults, the
-// outages and the findings; the plots' slots are at most maxSlots, their
+// availability table (about 100 bytes a second), the faults (with an
+// outage each at most) and the findings; the plots' slots are at most maxSlots, their
 // width doubling when the run outgrows them, so a day's plots cost what an
 // hour's do. What it carries from one segment to the next is bounded by a
 // segment: the writes it acknowledged (a watch event in the next segment
@@ -53,6 +53,7 @@ type Digest struct {
 
 	faults  []history.Fault
 	faultAt map[string]int
+	ends    []time.Duration // the faults' ends, sorted; nil when they changed
 
 	findings []Finding
 	witness  map[string]time.Duration // by witnessKey
@@ -185,6 +186,9 @@ func faultKey(f history.Fault) string {
 }
 
 func (d *Digest) addFaults(faults []history.Fault) {
+	if len(faults) > 0 {
+		d.ends = nil
+	}
 	for _, f := range faults {
 		k := faultKey(f)
 		i, ok := d.faultAt[k]
@@ -196,6 +200,18 @@ func (d *Digest) addFaults(faults []history.Fault) {
 		g := &d.faults[i]
 		g.Start, g.End = min(g.Start, f.Start), max(g.End, f.End)
 	}
+}
+
+// faultEnds are the faults' ends, sorted.
+func (d *Digest) faultEnds() []time.Duration {
+	if d.ends == nil {
+		d.ends = make([]time.Duration, 0, len(d.faults))
+		for _, f := range d.faults {
+			d.ends = append(d.ends, f.End)
+		}
+		slices.Sort(d.ends)
+	}
+	return d.ends
 }
 
 func (d *Digest) kind(k string) int {
@@ -270,7 +286,7 @@ func (d *Digest) addCalls(h *history.History, calls []facts.Call) {
 		}
 		d.av.count(c, k)
 	}
-	d.av.add(calls, horizon)
+	d.av.add(calls, horizon, d.faultEnds())
 }
 
 // addLags adds the watch delivery lags and progress notifications of a
