@@ -27,17 +27,21 @@ import (
 //
 // Its size grows with the run's seconds only through the per-second
 // availability table (about 100 bytes a second), the faults (with an
-// outage each at most) and the findings; the plots' slots are at most maxSlots, their
-// width doubling when the run outgrows them, so a day's plots cost what an
-// hour's do. What it carries from one segment to the next is bounded by a
-// segment: the writes it acknowledged (a watch event in the next segment
-// finds its write's time there), the watches still open, the calls still
-// unanswered at its end.
+// outage each at most) and the findings; the plots' slots are at most
+// maxSlots, their width doubling when the run outgrows them, so a day's
+// plots cost what an hour's do. What it carries from one segment to the
+// next is bounded by a segment: the writes it acknowledged (a watch event
+// in the next segment finds its write's time there; one that comes later
+// still, more than a segment after its write, is left out of the lag
+// plot), the watches not yet ended, the calls answered after its latest
+// call.
 //
 // A segment's operations and calls are those called in it (or returned
 // in it); a watch open across a boundary is in both segments with the
-// same id, its responses each in the segment they arrived in; each
-// operation, call, response and event is in one segment only.
+// same id, its responses each in the segment they arrived in, its end in
+// the last; each operation, call, response and event is in one segment
+// only. Findings are each segment's, worst first: a cause that broke a
+// check in two segments is two findings.
 type Digest struct {
 	meta    history.Meta
 	metaSet bool
