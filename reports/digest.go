@@ -160,7 +160,7 @@ func (d *Digest) Add(h *history.History, results []check.Result) {
 	d.addFaults(h.Faults)
 	d.addCalls(h, facts.Calls(h))
 	lagged := d.addLags(h)
-	d.addWatches(h, lagged)
+	d.addForms(h, lagged)
 	d.addKube(h, lagged[1])
 	d.addFindings(h, results)
 	d.clip()
@@ -370,10 +370,10 @@ func (d *Digest) addLags(h *history.History) (lagged [2]map[int64]bool) {
 	return lagged
 }
 
-// addWatches counts the segment's watches (each once, though a watch open
+// addForms counts the segment's watches (each once, though a watch open
 // across segments is in each) and their request forms, and counts the
 // operations and calls by form (CountForms).
-func (d *Digest) addWatches(h *history.History, lagged [2]map[int64]bool) {
+func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 	row := func(f string) *FormCount {
 		if d.forms[f] == nil {
 			d.forms[f] = &FormCount{Form: f}

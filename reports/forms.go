@@ -29,7 +29,7 @@ func CountForms(h *history.History) []FormCount {
 	d := NewDigest()
 	d.init()
 	d.meta, d.metaSet = h.Meta, true
-	d.addWatches(h, [2]map[int64]bool{})
+	d.addForms(h, [2]map[int64]bool{})
 	return d.countForms()
 }
 
