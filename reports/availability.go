@@ -57,19 +57,23 @@ func availability(h *history.History) *Availability {
 }
 
 // availState is the availability table as a digest gathers it: the
-// outages found so far (facts.Outages, run over the calls by their return
-// as the segments come: the calls answered after the last segment's
-// latest call wait for the next one, which may hold calls answered
-// before them), and the calls of each second by kind.
+// outages' search (facts.Outages), run over the calls by their return as
+// the segments come (the calls answered after a segment's latest call
+// wait for the next segment, which may hold calls answered before them),
+// the time they took and the longest, and the calls of each second by
+// kind. Of the outages it keeps only those a fault's end falls in (one a
+// fault at most), the ones the table reports: a run's outages are as
+// many as its calls left unanswered.
 type availState struct {
-	any         bool
-	first, last time.Duration // the earliest and latest return
-	pending     []retOk       // returned after the horizon, by return
-	prev        time.Duration // the last answer's return, -1 before the first
-	cur         facts.Outage
-	outages     []facts.Outage
-	perSec      [][]outcomes // by second (from 0), by kind id
-	before      map[int][]outcomes
+	any           bool
+	first, last   time.Duration // the earliest and latest return
+	pending       []retOk       // returned after the horizon, by return
+	prev          time.Duration // the last answer's return, -1 before the first
+	cur           facts.Outage
+	down, longest time.Duration
+	outages       []facts.Outage // those a fault's end falls in
+	perSec        [][]outcomes   // by second (from 0), by kind id
+	before        map[int][]outcomes
 }
 
 type retOk struct {
@@ -119,7 +123,8 @@ func (a *availState) count(c facts.Call, k int) {
 // add runs the outages' search over the calls (sorted by return) up to
 // horizon, the latest start of a call in the segment: a later segment's
 // calls start, so return, after it.
-func (a *availState) add(calls []facts.Call, horizon time.Duration) {
+// ends are the faults' ends, sorted.
+func (a *availState) add(calls []facts.Call, horizon time.Duration, ends []time.Duration) {
 	merged := make([]retOk, 0, len(a.pending)+len(calls))
 	p := a.pending
 	for _, c := range calls {
@@ -131,13 +136,13 @@ func (a *availState) add(calls []facts.Call, horizon time.Duration) {
 	merged = append(merged, p...)
 	i := 0
 	for ; i < len(merged) && merged[i].ret <= horizon; i++ {
-		a.step(merged[i])
+		a.step(merged[i], ends)
 	}
 	a.pending = slices.Clip(merged[i:])
 }
 
 // step is facts.Outages' step over one call.
-func (a *availState) step(c retOk) {
+func (a *availState) step(c retOk, ends []time.Duration) {
 	if !c.ok {
 		if a.cur.Unanswered == 0 {
 			a.cur.From, a.cur.Never = a.prev, a.prev < 0
@@ -150,9 +155,18 @@ func (a *availState) step(c retOk) {
 	}
 	if a.cur.Unanswered > 0 {
 		a.cur.To = c.ret
-		a.outages = append(a.outages, a.cur)
+		a.closed(a.cur, ends)
 	}
 	a.prev, a.cur = c.ret, facts.Outage{}
+}
+
+// closed counts outage o, and keeps it when a fault's end falls in it.
+func (a *availState) closed(o facts.Outage, ends []time.Duration) {
+	a.down += o.To - o.From
+	a.longest = max(a.longest, o.To-o.From)
+	if i, _ := slices.BinarySearch(ends, o.From+1); i < len(ends) && ends[i] < o.To {
+		a.outages = append(a.outages, o)
+	}
 }
 
 // availability is the table of the calls added so far.
@@ -162,21 +176,18 @@ func (d *Digest) availability() *Availability {
 		return nil
 	}
 	s.outages = slices.Clip(s.outages)
+	ends := d.faultEnds()
 	for _, c := range s.pending {
-		s.step(c)
+		s.step(c, ends)
 	}
 	if s.cur.Unanswered > 0 {
 		s.cur.Open = true
-		s.outages = append(s.outages, s.cur)
+		s.closed(s.cur, ends)
 	}
 	a := &Availability{AnsweredFraction: 1, Faults: []FaultRecovery{}, PerSecond: []Second{}}
-	var down time.Duration
-	for _, o := range s.outages {
-		down += o.To - o.From
-		a.LongestOutageS = max(a.LongestOutageS, (o.To - o.From).Seconds())
-	}
+	a.LongestOutageS = s.longest.Seconds()
 	if span := s.last - s.first; span > 0 {
-		a.AnsweredFraction = 1 - float64(down)/float64(span)
+		a.AnsweredFraction = 1 - float64(s.down)/float64(span)
 	}
 	for _, f := range d.faults {
 		r := FaultRecovery{Name: f.Name, StartS: f.Start.Seconds(), EndS: f.End.Seconds()}

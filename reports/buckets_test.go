@@ -86,3 +86,21 @@ func TestSummaryBinOverflow(t *testing.T) {
 		t.Errorf("after add: bins %x", a.bins)
 	}
 }
+
+// Past maxSlots seconds the slots merge in pairs, and the page's buckets
+// are whole slots, still 500 to 900 of them.
+func TestDigestTimeline(t *testing.T) {
+	for _, span := range []time.Duration{30 * time.Second, 2047 * time.Second, 2049 * time.Second, 4100 * time.Second, 5 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour} {
+		d := NewDigest()
+		d.init()
+		d.slotAt(span).progress++
+		d.end = span
+		tl := d.timeline()
+		if len(d.slots) > maxSlots || tl.width%d.slotW != 0 || (span > 10*time.Minute && (tl.n < 500 || tl.n > 900)) {
+			t.Errorf("%s: %d slots of %s, %d buckets of %s", span, len(d.slots), d.slotW, tl.n, tl.width)
+		}
+		if bs := d.buckets(tl); len(bs) != tl.n || bs[tl.bucket(span)].progress != 1 {
+			t.Errorf("%s: the run's end is not in its last bucket", span)
+		}
+	}
+}

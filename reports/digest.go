@@ -21,23 +21,27 @@ import (
 //     forms, the Kubernetes figures;
 //   - the faults, each once (a fault spanning segments is in each);
 //   - the findings of each segment, with their witnesses' times;
-//   - the availability table's seconds and the outages;
+//   - the availability table's seconds, and its outages' figures;
 //   - the plots' data in slots of run time: per slot and kind a count,
 //     the exact slowest and a log histogram (summary), never the samples.
 //
 // Its size grows with the run's seconds only through the per-second
-// availability table (a few dozen bytes a second), the faults, the
-// outages and the findings; the plots' slots are at most maxSlots, their
-// width doubling when the run outgrows them, so a day's plots cost what an
-// hour's do. What it carries from one segment to the next is bounded by a
-// segment: the writes it acknowledged (a watch event in the next segment
-// finds its write's time there), the watches still open, the calls still
-// unanswered at its end.
+// availability table (about 100 bytes a second), the faults (with an
+// outage each at most) and the findings; the plots' slots are at most
+// maxSlots, their width doubling when the run outgrows them, so a day's
+// plots cost what an hour's do. What it carries from one segment to the
+// next is bounded by a segment: the writes it acknowledged (a watch event
+// in the next segment finds its write's time there; one that comes later
+// still, more than a segment after its write, is left out of the lag
+// plot), the watches not yet ended, the calls answered after its latest
+// call.
 //
 // A segment's operations and calls are those called in it (or returned
 // in it); a watch open across a boundary is in both segments with the
-// same id, its responses each in the segment they arrived in; each
-// operation, call, response and event is in one segment only.
+// same id, its responses each in the segment they arrived in, its end in
+// the last; each operation, call, response and event is in one segment
+// only. Findings are each segment's, worst first: a cause that broke a
+// check in two segments is two findings.
 type Digest struct {
 	meta    history.Meta
 	metaSet bool
@@ -53,6 +57,7 @@ type Digest struct {
 
 	faults  []history.Fault
 	faultAt map[string]int
+	ends    []time.Duration // the faults' ends, sorted; nil when they changed
 
 	findings []Finding
 	witness  map[string]time.Duration // by witnessKey
@@ -155,7 +160,7 @@ func (d *Digest) Add(h *history.History, results []check.Result) {
 	d.addFaults(h.Faults)
 	d.addCalls(h, facts.Calls(h))
 	lagged := d.addLags(h)
-	d.addWatches(h, lagged)
+	d.addForms(h, lagged)
 	d.addKube(h, lagged[1])
 	d.addFindings(h, results)
 	d.clip()
@@ -185,6 +190,9 @@ func faultKey(f history.Fault) string {
 }
 
 func (d *Digest) addFaults(faults []history.Fault) {
+	if len(faults) > 0 {
+		d.ends = nil
+	}
 	for _, f := range faults {
 		k := faultKey(f)
 		i, ok := d.faultAt[k]
@@ -196,6 +204,18 @@ func (d *Digest) addFaults(faults []history.Fault) {
 		g := &d.faults[i]
 		g.Start, g.End = min(g.Start, f.Start), max(g.End, f.End)
 	}
+}
+
+// faultEnds are the faults' ends, sorted.
+func (d *Digest) faultEnds() []time.Duration {
+	if d.ends == nil {
+		d.ends = make([]time.Duration, 0, len(d.faults))
+		for _, f := range d.faults {
+			d.ends = append(d.ends, f.End)
+		}
+		slices.Sort(d.ends)
+	}
+	return d.ends
 }
 
 func (d *Digest) kind(k string) int {
@@ -270,7 +290,7 @@ func (d *Digest) addCalls(h *history.History, calls []facts.Call) {
 		}
 		d.av.count(c, k)
 	}
-	d.av.add(calls, horizon)
+	d.av.add(calls, horizon, d.faultEnds())
 }
 
 // addLags adds the watch delivery lags and progress notifications of a
@@ -350,10 +370,10 @@ func (d *Digest) addLags(h *history.History) (lagged [2]map[int64]bool) {
 	return lagged
 }
 
-// addWatches counts the segment's watches (each once, though a watch open
+// addForms counts the segment's watches (each once, though a watch open
 // across segments is in each) and their request forms, and counts the
 // operations and calls by form (CountForms).
-func (d *Digest) addWatches(h *history.History, lagged [2]map[int64]bool) {
+func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 	row := func(f string) *FormCount {
 		if d.forms[f] == nil {
 			d.forms[f] = &FormCount{Form: f}

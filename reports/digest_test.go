@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -220,4 +222,47 @@ func countBelow(cuts []time.Duration, t time.Duration) int {
 		}
 	}
 	return n
+}
+
+// The digest's p50 and p99 of each bucket and kind are the exact
+// nearest-rank ones within histRelErr, its slowest exactly the slowest.
+func TestDigestQuantiles(t *testing.T) {
+	h := longRun(2*time.Minute, 300, 1)
+	d := NewDigest()
+	d.Add(h, nil)
+	tl := d.timeline()
+	bs := d.buckets(tl)
+	exact := map[string][][]float64{}
+	for _, c := range facts.Calls(h) {
+		if !c.Ok || c.Failed {
+			continue
+		}
+		if exact[c.Kind] == nil {
+			exact[c.Kind] = make([][]float64, tl.n)
+		}
+		i := tl.bucket(c.Start)
+		exact[c.Kind][i] = append(exact[c.Kind][i], max(float64(c.Ret-c.Start)/1e6, 0.01))
+	}
+	checked := 0
+	for kind, byBucket := range exact {
+		k := d.kindID[kind]
+		for i, vs := range byBucket {
+			if len(vs) == 0 {
+				continue
+			}
+			slices.Sort(vs)
+			s := &bs[i].kinds[k]
+			for _, q := range []float64{0.5, 0.99, 1} {
+				want := vs[max(int(math.Ceil(q*float64(len(vs))))-1, 0)]
+				got := s.quantile(q)
+				if q == 1 && got != want || math.Abs(got-want) > want*histRelErr {
+					t.Fatalf("%s, bucket %d, q%v: %v, want %v", kind, i, q, got, want)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 3*120*3 {
+		t.Errorf("checked %d quantiles", checked)
+	}
 }

@@ -27,7 +27,9 @@ type FormCount struct {
 // same counts), with the forms refused before the run. Sorted by form.
 func CountForms(h *history.History) []FormCount {
 	d := NewDigest()
-	d.Add(h, nil)
+	d.init()
+	d.meta, d.metaSet = h.Meta, true
+	d.addForms(h, [2]map[int64]bool{})
 	return d.countForms()
 }
 

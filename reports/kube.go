@@ -34,7 +34,8 @@ type KubeStats struct {
 // CountKube computes a run's KubeStats.
 func CountKube(h *history.History) KubeStats {
 	d := NewDigest()
-	d.Add(h, nil)
+	d.init()
+	d.addKube(h, nil)
 	return d.countKube()
 }
 
