@@ -113,11 +113,12 @@ type KineOptions struct {
 	Version, Binary, Backend string
 }
 
-// DefaultSegment is the default --segment; runs of SegmentAbove or less
-// are not cut unless --segment is given: a run of a few minutes fits in
-// memory whole, and a whole history lets a watch live through the run.
+// DefaultSegment is the default --segment: each segment is then a run of
+// vigil run's default length, judged in its memory. Runs of SegmentAbove
+// or less are not cut unless --segment is given: they fit in memory whole,
+// and a whole history lets a watch live through the run.
 const (
-	DefaultSegment = time.Minute
+	DefaultSegment = 30 * time.Second
 	SegmentAbove   = 2 * time.Minute
 )
 

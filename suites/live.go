@@ -93,7 +93,7 @@ func (j *liveJudge) sealed(last bool) {
 			}
 		}
 		j.mu.Lock()
-		j.merged.Add(seg.Index, results)
+		j.merged.Add(seg.Index, seg.Last, results)
 		j.mu.Unlock()
 		j.note(failed, n, seg.End, true)
 		if j.onSegment != nil {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
@@ -340,20 +342,57 @@ func progressTicker(w io.Writer, every time.Duration, clock *history.Clock, ops 
 
 // CheckFile judges a saved history file: a whole history as Check does,
 // a segmented one segment by segment as the file is read, in the memory
-// of one segment (each is judged, merged, added to the digest and
-// dropped). seen, if set, is told of each segment judged.
+// of a few segments: each is judged (CheckWorkers at once), merged and
+// added to the digest in order, and dropped. seen, if set, is told of
+// each segment once judged.
 func CheckFile(path string, cfg check.Config, seen func(seg *history.History)) (*Outcome, error) {
+	type judged struct {
+		h       *history.History
+		results []check.Result
+	}
+	type job struct {
+		h   *history.History
+		out chan judged
+	}
 	var merged check.Merger
 	digest := reports.NewDigest()
-	h, n, err := history.LoadSegments(path, func(seg *history.History) error {
-		results := Check(seg, cfg)
-		merged.Add(seg.Meta.Segment.Index, results)
-		digest.Add(seg, results)
-		if seen != nil {
-			seen(seg)
+	// The reader hands segments out in order, each with the channel its
+	// result comes back on; the committer takes those channels in the
+	// same order, so merging and the digest see the segments as the run
+	// did, while up to CheckWorkers are judged at once.
+	work, order := make(chan job), make(chan chan judged, CheckWorkers)
+	var wg sync.WaitGroup
+	for range CheckWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				j.out <- judged{j.h, Check(j.h, cfg)}
+			}
+		}()
+	}
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		for c := range order {
+			j := <-c
+			merged.Add(j.h.Meta.Segment.Index, j.h.Meta.Segment.Last, j.results)
+			digest.Add(j.h, j.results)
+			if seen != nil {
+				seen(j.h)
+			}
 		}
+	}()
+	h, n, err := history.LoadSegments(path, func(seg *history.History) error {
+		out := make(chan judged, 1)
+		order <- out
+		work <- job{seg, out}
 		return nil
 	})
+	close(work)
+	close(order)
+	<-committed
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -362,3 +401,7 @@ func CheckFile(path string, cfg check.Config, seen func(seg *history.History)) (
 	}
 	return &Outcome{Results: merged.Results(), Segments: n, Digest: digest, Elapsed: digest.End()}, nil
 }
+
+// CheckWorkers is how many segments CheckFile judges at once: one per
+// core, each with its segment's memory.
+var CheckWorkers = max(1, runtime.GOMAXPROCS(0))

@@ -28,15 +28,23 @@ type Merger struct {
 	// where each check's verdict came from, for its reason: the first
 	// segment that decided it.
 	from map[string]int
+	// failDrawn: the check's Drawing is a failure's, which stays.
+	failDrawn map[string]bool
 }
 
-// Add merges one segment's results (segment is its index, for the reasons).
-func (m *Merger) Add(segment int, results []Result) {
+// Add merges one segment's results (segment is its index, for the
+// reasons). A result's Drawing is kept only where the view will show it
+// — the first failure, else the last segment's (last) — since a drawing
+// holds its segment's state in memory.
+func (m *Merger) Add(segment int, last bool, results []Result) {
 	if m.byName == nil {
-		m.byName, m.from = map[string]*Result{}, map[string]int{}
+		m.byName, m.from, m.failDrawn = map[string]*Result{}, map[string]int{}, map[string]bool{}
 	}
 	m.segments++
 	for _, r := range results {
+		if !last && r.Verdict != Fail {
+			r.Drawing = nil
+		}
 		cur, ok := m.byName[r.Name]
 		if !ok {
 			c := r
@@ -52,9 +60,14 @@ func (m *Merger) Add(segment int, results []Result) {
 			}
 			m.byName[r.Name], m.from[r.Name] = &c, segment
 			m.order = append(m.order, r.Name)
+			m.failDrawn[r.Name] = r.Verdict == Fail && r.Drawing != nil
 			continue
 		}
 		mergeInto(cur, r, segment, m.from)
+		if r.Drawing != nil && !m.failDrawn[r.Name] {
+			// The first failure's view, else the last segment's.
+			cur.Drawing, m.failDrawn[r.Name] = r.Drawing, r.Verdict == Fail
+		}
 	}
 }
 
@@ -92,12 +105,6 @@ func mergeInto(cur *Result, r Result, segment int, from map[string]int) {
 			cur.Reason = fmt.Sprintf("segment %d: %s", segment, r.Reason)
 		}
 		from[r.Name] = segment
-		if r.Drawing != nil {
-			cur.Drawing = r.Drawing
-		}
-	} else if r.Drawing != nil && cur.Verdict != Fail {
-		// On a pass, the view is the last segment's.
-		cur.Drawing = r.Drawing
 	}
 	if len(cur.Violations) < maxViolationsMerged {
 		cur.Violations = append(cur.Violations, r.Violations[:min(len(r.Violations), maxViolationsMerged-len(cur.Violations))]...)

@@ -2,6 +2,8 @@ package check
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"testing"
 )
 
@@ -30,7 +32,7 @@ func TestMergerVerdictRule(t *testing.T) {
 			if v == Skipped || v == Unknown {
 				r.Reason = "why"
 			}
-			m.Add(i, []Result{r})
+			m.Add(i, i == len(c.in)-1, []Result{r})
 		}
 		got := m.Results()
 		if len(got) != 1 || got[0].Verdict != c.want {
@@ -48,6 +50,31 @@ func TestMergerVerdictRule(t *testing.T) {
 		}
 		if c.want == Fail && len(r.Violations) != 1 {
 			t.Errorf("%s: violations %v", c.name, r.Violations)
+		}
+	}
+}
+
+// A drawing holds its segment's state: the merged result keeps the first
+// failure's, else the last segment's, and no other.
+func TestMergerKeepsOneDrawing(t *testing.T) {
+	drawing := func(name string) func(io.Writer) (string, error) {
+		return func(io.Writer) (string, error) { return name, nil }
+	}
+	for _, c := range []struct {
+		verdicts []Verdict
+		want     string
+	}{
+		{[]Verdict{Pass, Pass, Pass}, "segment 2"},
+		{[]Verdict{Pass, Fail, Fail}, "segment 1"},
+		{[]Verdict{Fail, Pass, Pass}, "segment 0"},
+	} {
+		var m Merger
+		for i, v := range c.verdicts {
+			m.Add(i, i == len(c.verdicts)-1, []Result{{Name: "c", Verdict: v, Drawing: drawing(fmt.Sprintf("segment %d", i))}})
+		}
+		got, _ := m.Results()[0].Drawing(nil)
+		if got != c.want {
+			t.Errorf("%v: drawing of %s, want %s", c.verdicts, got, c.want)
 		}
 	}
 }
