@@ -48,8 +48,8 @@ type liveJudge struct {
 	// sealedViolations count those of the segments judged whole;
 	// cutViolations those of the last cut pass.
 	sealedViolations, cutViolations int
-	firstAt    time.Duration // the horizon of the pass that found the first
-	stopped    bool
+	firstAt                         time.Duration // the horizon of the pass that found the first
+	stopped                         bool
 }
 
 // LiveEvery is the default period of the live judge's passes.
