@@ -112,6 +112,18 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 		}
 	}
 	ks.pins, ks.pinWatch = quiet.pins(h, ks)
+	// A watch event is an answer too: the revision it shows was made.
+	// Without it, a history whose watches run ahead of every answered
+	// request (a run judged while it goes on, its requests still in
+	// flight) would leave no revision for the writes of unknown outcome
+	// the events show applied.
+	for _, w := range h.Watches {
+		for _, r := range w.Responses {
+			for _, e := range r.Events {
+				ks.horizon = max(ks.horizon, e.KV.ModRevision)
+			}
+		}
+	}
 
 	// Unknown outcomes whose value a response showed were applied before it,
 	// at the revision the response gives that value.

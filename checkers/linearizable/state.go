@@ -34,8 +34,9 @@ type keyspace struct {
 	// operations: a write whose outcome is unknown cannot have been applied
 	// at one of them.
 	taken map[int64]int64
-	// horizon is the highest header revision of any response: a write
-	// applied above it is invisible, as if linearized after the end.
+	// horizon is the highest revision any response shows (a header
+	// revision of an answered request, a watch event's): a write applied
+	// above it is invisible, as if linearized after the end.
 	horizon int64
 	// quiet holds, per key, the revisions at which no write of unknown
 	// outcome can have touched it (see kvquiet.go).
