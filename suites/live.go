@@ -80,8 +80,12 @@ func (j *liveJudge) run(ctx context.Context) {
 
 // sealed judges every segment the recorder completed (all of them, with
 // last: the workload has ended) with every check.
-func (j *liveJudge) sealed(last bool) {
-	for _, h := range j.rec.SealReady(last) {
+func (j *liveJudge) sealed(last bool) { j.judgeSegments(j.rec.SealReady(last)) }
+
+// judgeSegments judges sealed segments with every check, merges their
+// results and hands each to onSegment.
+func (j *liveJudge) judgeSegments(segments []*history.History) {
+	for _, h := range segments {
 		seg := h.Meta.Segment
 		results := Check(h, j.cfg)
 		var failed []string

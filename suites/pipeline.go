@@ -266,6 +266,12 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, startProg
 	stopJudge()
 	<-judged
 	stopProgress()
+	// A segmented run's last segments are sealed into the file before it
+	// is closed, and judged after.
+	var rest []*history.History
+	if judge != nil {
+		rest = rec.SealReady(true)
+	}
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("writing the history: %w", err)
 	}
@@ -276,7 +282,7 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, startProg
 	if out.History == nil {
 		// Segmented: the segments left are complete now; they are judged
 		// (or, in an interrupted run, kept for the reports only).
-		judge.sealed(true)
+		judge.judgeSegments(rest)
 		out.Segments, out.Digest = judge.merged.Segments(), judge.digest
 	}
 	if runErr != nil && out.StoppedEarly == "" {

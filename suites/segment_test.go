@@ -1,0 +1,90 @@
+package suites
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/watch"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
+	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/workload"
+)
+
+// A segmented run against a real etcd: each segment is judged alone and
+// dropped, the merged verdicts pass, the file holds the segments with
+// their own prefixes (the last with the final phase), and vigil check
+// judges the file as the run did. The same run with a dropped event must
+// fail watch/reliable: cutting the run does not blunt the check.
+func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real etcd")
+	}
+	g := NewWithT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: "v3.6.16", Progress: os.Stderr})
+	g.Expect(err).NotTo(HaveOccurred())
+	dir := t.TempDir()
+	fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: filepath.Join(dir, "etcd"), Version: "v3.6.16"})
+	defer fx.Stop()
+	g.Expect(fx.Start(ctx)).To(Succeed())
+
+	run := func(out, sabotage string) *Outcome {
+		wl := workload.DefaultConfig()
+		wl.Duration, wl.Rate, wl.FinalTimeout = 20*time.Second, 300, 5*time.Second
+		o, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: filepath.Join(dir, out), Seed: 5, Vigil: "test",
+			Checks: check.DefaultConfig(), Segment: 8 * time.Second, Sabotage: sabotage}, Workload: wl})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(o.History).To(BeNil(), "a segmented run keeps no whole history")
+		g.Expect(o.Segments).To(Equal(3))
+		g.Expect(o.Digest).NotTo(BeNil())
+		return o
+	}
+
+	healthy := run("healthy", "")
+	for _, r := range healthy.Results {
+		g.Expect(r.Verdict).NotTo(BeElementOf(check.Fail, check.Unknown), "%s: %s %v", r.Name, r.Reason, r.Violations)
+	}
+	path := filepath.Join(dir, "healthy", history.FileFor(""))
+	var segs []history.Segment
+	_, n, err := history.LoadSegments(path, func(h *history.History) error {
+		segs = append(segs, *h.Meta.Segment)
+		_, end := h.Mark(history.MarkEnd)
+		g.Expect(end).To(BeTrue(), "segment %d has its end mark", h.Meta.Segment.Index)
+		_, final := h.Mark(history.MarkFinalWrite)
+		g.Expect(final).To(Equal(h.Meta.Segment.Last), "only the last segment has the final write: segment %+v, marks %+v", h.Meta.Segment, h.Marks)
+		g.Expect(h.Operations).NotTo(BeEmpty())
+		for _, o := range h.Operations {
+			if o.Request.Key != "" {
+				g.Expect(o.Request.Key).To(HavePrefix(h.Meta.Prefix))
+			}
+		}
+		return nil
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(n).To(Equal(3))
+	g.Expect(segs[0].Prefix).NotTo(Equal(segs[1].Prefix))
+	g.Expect(segs[1].Start).To(Equal(segs[0].End))
+	g.Expect(segs[2].Last).To(BeTrue())
+	again, err := CheckFile(path, check.DefaultConfig(), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Segments).To(Equal(3))
+	for i, r := range again.Results {
+		g.Expect(r.Name).To(Equal(healthy.Results[i].Name))
+		g.Expect(r.Verdict).To(Equal(healthy.Results[i].Verdict), "%s rechecked", r.Name)
+	}
+
+	broken := run("dropped", "drop-event")
+	for _, r := range broken.Results {
+		if r.Name == watch.NameReliable {
+			g.Expect(r.Verdict).To(Equal(check.Fail), "the dropped event is found in its segment")
+		}
+	}
+}
