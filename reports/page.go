@@ -181,6 +181,9 @@ func WritePageDigest(dir string, d *Digest, r Result) error {
 	if r.Stats.Kube != nil {
 		stats = r.Stats.Kube.String()
 	}
+	if r.Segments > 0 {
+		stats += fmt.Sprintf("; judged in %d segments, each by every check as it ended", r.Segments)
+	}
 	var files []pageFile
 	for _, f := range []pageFile{
 		{"result.json", "every check's verdict, figures and violations (up to the checkers' cap)"},

@@ -58,6 +58,9 @@ func Table(w io.Writer, r Result) {
 			fmt.Fprintf(w, ", %s", f)
 		}
 		fmt.Fprintln(w)
+		if r.Segments > 0 {
+			fmt.Fprintf(w, "judged in %d segments, each by every check as it ended (--segment)\n", r.Segments)
+		}
 		writeForms(w, s.Forms)
 	}
 	writeAvailability(w, s.Availability)
