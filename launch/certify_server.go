@@ -168,7 +168,7 @@ func (s kineCertified) faults(all []string) (use []string, left map[string]strin
 		case n.APIServers:
 			use = append(use, f)
 		case n.Database && s.Backend == kine.BackendSQLite:
-			left[f] = "kine over SQLite keeps its data in its own process: there is no database server (" + why + ")"
+			left[f] = "kine over SQLite keeps its data in its own process, with no database server to fault (it applies " + strings.TrimPrefix(why, "yes, ") + ")"
 		case strings.HasPrefix(why, "yes"):
 			use = append(use, f)
 		default:
