@@ -18,12 +18,18 @@ import (
 )
 
 // CertifyOptions are the options of `vigil certify`: one etcd-API server,
-// started from Command or running at Endpoints, held to what Kubernetes
-// needs, directly and under a kube-apiserver vigil starts over it.
+// started from Command, running at Endpoints, or kine (Fixture kine),
+// held to what Kubernetes needs, directly and under a kube-apiserver
+// vigil starts over it.
 type CertifyOptions struct {
 	Command   string // a server vigil starts ({client_port}, {data_dir})
 	Endpoints string // or one the user runs
-	Out       string
+	// Fixture is kine for kine over Kine.Backend, which vigil starts
+	// with its database in each phase, as --fixture kine and --store
+	// kine do; empty with Command or Endpoints.
+	Fixture string
+	Kine    KineOptions
+	Out     string
 	// Duration is each run's with faults (the etcd API run and the
 	// Kubernetes run); FaultInterval the pause between their faults.
 	Duration, FaultInterval time.Duration
@@ -42,12 +48,11 @@ type CertifyOptions struct {
 // DefaultCertifyOptions are the options of a bare `vigil certify`.
 func DefaultCertifyOptions() CertifyOptions {
 	return CertifyOptions{Duration: 30 * time.Second, FaultInterval: 5 * time.Second, Reference: "default",
-		KubeVersion: binaries.DefaultKubeVersion, Given: map[string]string{}}
+		KubeVersion: binaries.DefaultKubeVersion, Kine: defaultKine(), Given: map[string]string{}}
 }
 
-// The faults of certify's runs. A server vigil starts takes them all;
-// for one at --endpoints vigil owns no process and no proxy in front of
-// it, so only what a client can do to it is left (see certifyFaults).
+// The faults of certify's runs, for a server vigil starts from
+// --command; each server keeps those that apply to it (certified.faults).
 var (
 	certifyEtcdFaults = []string{"kill-leader", "restart-leader", "pause-leader", "client-reset", "watch-drop", "compact-storm"}
 	certifyKubeFaults = []string{"kill-leader", "pause-leader", "client-reset", "watch-drop", "compact-storm", "restart-apiserver"}
@@ -60,21 +65,7 @@ func (c *CertifyOptions) certifyFaults(target string) (use []string, left map[st
 	if target == "kube" {
 		all = certifyKubeFaults
 	}
-	if c.Command != "" {
-		return all, nil
-	}
-	left = map[string]string{}
-	for _, f := range all {
-		switch {
-		case f == "compact-storm" || f == "restart-apiserver":
-			use = append(use, f)
-		case len(processFaults([]string{f})) > 0:
-			left[f] = "needs the server's process, which vigil did not start (--endpoints)"
-		default:
-			left[f] = "needs vigil's proxy in front of the server, which only a server vigil starts has"
-		}
-	}
-	return use, left
+	return c.certifiedServer().faults(all)
 }
 
 // certifyPhases are the phases' titles, in order, with their estimates.
@@ -99,17 +90,35 @@ func (c *CertifyOptions) estimate() (time.Duration, string) {
 		t -= 35 * time.Second
 	}
 	note := ""
+	if c.Fixture == "kine" {
+		// Measured: kine and its database take longer to start and to
+		// judge than etcd (more violations), about a minute in all.
+		t += time.Minute
+		if _, ok, _ := binaries.KineCached(binaries.KineOptions{Version: c.Kine.Version}); !ok && c.Kine.Binary == "" {
+			t += 2 * time.Minute
+			note += ", with kine " + c.Kine.Version + "'s first build (~2 min)"
+		}
+	}
 	if _, ok, _ := binaries.KubeCached(binaries.KubeOptions{Version: c.KubeVersion}); !ok {
 		t += 3 * time.Minute
-		note = ", with kube-apiserver " + c.KubeVersion + "'s first build (~3 min, then cached)"
+		note += ", with kube-apiserver " + c.KubeVersion + "'s first build (~3 min, then cached)"
 	}
 	return t, note
 }
 
 func (c *CertifyOptions) check() error {
+	given := func(name string) bool { _, ok := c.Given[name]; return ok }
 	switch {
-	case (c.Command == "") == (c.Endpoints == ""):
-		return Usagef("give one of --command \"/path/to/server ... {client_port} ... {data_dir}\" (a server vigil starts) or --endpoints HOST:PORT (one you run)")
+	case c.Fixture != "" && c.Fixture != "kine":
+		return Usagef("--fixture %q: certify starts kine (--fixture kine); for your own server give --command \"...\", for one you run --endpoints HOST:PORT", c.Fixture)
+	case c.Fixture == "kine" && (c.Command != "" || c.Endpoints != ""):
+		return Usagef("--fixture kine starts kine itself: it goes without --command and --endpoints (give one of the three)")
+	case c.Fixture != "kine" && (given("kine-version") || given("kine-binary") || given("kine-backend")):
+		return Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine")
+	case c.Fixture == "kine" && c.Kine.check() != nil:
+		return c.Kine.check()
+	case c.Fixture == "" && (c.Command == "") == (c.Endpoints == ""):
+		return Usagef("give one of --command \"/path/to/server ... {client_port} ... {data_dir}\" (a server vigil starts), --endpoints HOST:PORT (one you run) or --fixture kine [--kine-backend sqlite|postgres|mysql]")
 	case c.Duration < 5*time.Second:
 		return Usagef("--duration %s: at least 5s", c.Duration)
 	case c.FaultInterval <= 0 || c.FaultInterval >= c.Duration:
@@ -206,12 +215,7 @@ func (c *CertifyOptions) finish(begin time.Time, phases []Phase) (int, error) {
 	return cert.Exit, nil
 }
 
-func (c *CertifyOptions) server() string {
-	if c.Command != "" {
-		return "the server of --command " + c.Command
-	}
-	return "the server at " + c.Endpoints
-}
+func (c *CertifyOptions) server() string { return c.certifiedServer().String() }
 
 // readResult reads a run's result.json.
 func readResult(dir string) (*reports.Result, error) {

@@ -125,26 +125,22 @@ func short(list []string) string {
 // quote is s as one shell word.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// serverFlags are the flags naming the server to a vigil command of
-// target: etcd (conform or run) or kube (with --store).
-func (c *CertifyOptions) serverFlags(target, verb string) string {
-	switch {
-	case target == "kube" && c.Command != "":
-		return "--target kube --store command --command " + quote(c.Command)
-	case target == "kube":
-		return "--target kube --store endpoints --endpoints " + c.Endpoints
-	case c.Command != "":
-		return "--fixture command --command " + quote(c.Command)
+// limitations are the --limitation values of the etcd API phases: those
+// declared. None declared is said as none for kine, whose fixture would
+// otherwise declare kine's own: certify declares none unless told.
+func (c *CertifyOptions) limitations() []string {
+	if len(c.Limitations) == 0 && c.Fixture == "kine" {
+		return []string{LimitationNone}
 	}
-	return "--endpoints " + c.Endpoints
+	return c.Limitations
 }
 
 // limitationFlags are the --limitation flags of a repro in target's phases.
 func (c *CertifyOptions) limitationFlags(target string) string {
-	if target != "etcd" || len(c.Limitations) == 0 {
+	if target != "etcd" || len(c.limitations()) == 0 {
 		return ""
 	}
-	return " --limitation " + strings.Join(c.Limitations, ",")
+	return " --limitation " + strings.Join(c.limitations(), ",")
 }
 
 // probePhase runs the probes of target (etcd: the kubernetes profile's;
@@ -160,18 +156,10 @@ func (c *CertifyOptions) probePhase(ctx context.Context, title, target string) P
 	o.Target, o.Profile, o.Reference, o.KubeVersion = target, check.ProfileKubernetes, c.Reference, c.KubeVersion
 	o.Out, o.Given = filepath.Join(c.Out, dir), map[string]string{}
 	if target == "etcd" {
-		o.Limitations = c.Limitations
+		o.Limitations = c.limitations()
 	}
-	switch {
-	case target == "etcd" && c.Command != "":
-		o.Fixture, o.Command = "command", c.Command
-	case target == "etcd":
-		o.Endpoints = c.Endpoints
-	case c.Command != "":
-		o.Store, o.Command = StoreCommand, c.Command
-	default:
-		o.Store, o.Endpoints = StoreEndpoints, c.Endpoints
-	}
+	srv := c.certifiedServer()
+	srv.conform(&o)
 	code, rep, err := conform(ctx, o)
 	ph.Exit = code
 	if err != nil {
@@ -181,7 +169,7 @@ func (c *CertifyOptions) probePhase(ctx context.Context, title, target string) P
 	if rep.Reference != "" {
 		ph.Note = "reference: " + rep.Reference
 	}
-	repro := "vigil conform " + c.serverFlags(target, "conform") + c.limitationFlags(target) + " --profile kubernetes --repro "
+	repro := "vigil conform " + srv.flags(target) + c.limitationFlags(target) + " --profile kubernetes --repro "
 	for _, r := range rep.Results {
 		if r.OutsideProfile {
 			continue
@@ -263,21 +251,13 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 	o.Out, o.FaultInterval = filepath.Join(c.Out, dir), c.FaultInterval
 	o.Workload.Duration = c.Duration
 	if target == "etcd" {
-		o.Limitations = c.Limitations
+		o.Limitations = c.limitations()
+	} else {
+		o.Kube.Version = c.KubeVersion
 	}
 	o.Given = map[string]string{"profile": o.Profile, "seed": fmt.Sprint(c.Seed), "duration": c.Duration.String()}
-	switch {
-	case target == "etcd" && c.Command != "":
-		o.Fixture, o.Command, o.Members = "command", c.Command, 1
-	case target == "etcd":
-		o.Endpoints = c.Endpoints
-	case c.Command != "":
-		o.Kube.Store, o.Command, o.Members = StoreCommand, c.Command, 1
-		o.Kube.Version = c.KubeVersion
-	default:
-		o.Kube.Store, o.Endpoints, o.Members = StoreEndpoints, c.Endpoints, 1
-		o.Kube.Version = c.KubeVersion
-	}
+	srv := c.certifiedServer()
+	srv.run(&o)
 	ph.Faults, ph.LeftOut = c.certifyFaults(target)
 	o.Faults = strings.Join(ph.Faults, ",")
 	for _, f := range sortedKeys(ph.LeftOut) {
@@ -298,7 +278,7 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 		return ph
 	}
 	repro := fmt.Sprintf("vigil run %s%s --profile kubernetes --seed %d --duration %s --schedule %s",
-		c.serverFlags(target, "run"), c.limitationFlags(target), c.Seed, c.Duration, filepath.Join(o.Out, chaos.ScheduleFile))
+		srv.flags(target), c.limitationFlags(target), c.Seed, c.Duration, filepath.Join(o.Out, chaos.ScheduleFile))
 	for _, x := range r.Checks {
 		if x.OutsideProfile {
 			continue

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 )
 
 func req(name, verdict string) Requirement { return Requirement{Name: name, Verdict: verdict} }
@@ -57,10 +60,19 @@ func TestCertifyUsageErrors(t *testing.T) {
 		want string
 	}{
 		{func(*CertifyOptions) {}, "give one of --command"},
+		{func(*CertifyOptions) {}, "or --fixture kine"},
 		{func(o *CertifyOptions) { o.Command, o.Endpoints = "x {client_port}", "127.0.0.1:2379" }, "give one of --command"},
 		{func(o *CertifyOptions) { o.Command = "/bin/server --port 2379" }, "{client_port}"},
 		{func(o *CertifyOptions) { o.Endpoints, o.Duration = "127.0.0.1:2379", time.Second }, "--duration"},
 		{func(o *CertifyOptions) { o.Endpoints, o.Reference = "127.0.0.1:2379", "v3.5.0" }, "--reference"},
+		{func(o *CertifyOptions) { o.Fixture = "process" }, "--fixture \"process\": certify starts kine"},
+		{func(o *CertifyOptions) { o.Fixture, o.Command = "kine", "x {client_port}" }, "--fixture kine starts kine itself"},
+		{func(o *CertifyOptions) { o.Fixture, o.Endpoints = "kine", "127.0.0.1:2379" }, "--fixture kine starts kine itself"},
+		{func(o *CertifyOptions) { o.Fixture, o.Kine.Backend = "kine", "oracle" }, "--kine-backend \"oracle\""},
+		{func(o *CertifyOptions) {
+			o.Endpoints, o.Kine.Backend, o.Given = "127.0.0.1:2379", "postgres", map[string]string{"kine-backend": "postgres"}
+		}, "go with --fixture kine"},
+		{func(o *CertifyOptions) { o.Fixture, o.Limitations = "kine", []string{"no-such"} }, "--limitation \"no-such\""},
 	} {
 		o := DefaultCertifyOptions()
 		tc.mod(&o)
@@ -176,5 +188,75 @@ func TestCertifyCoverSkipped(t *testing.T) {
 	}
 	if got[1].Verdict != ReqUnknown || got[2].Verdict != ReqUnknown {
 		t.Errorf("a failed probe or a check that was not skipped stays unknown: %+v", got[1:])
+	}
+}
+
+// --fixture kine: each phase gets kine over the backend from the options
+// conform and run take for --fixture kine and --store kine, with the
+// faults that apply to kine (its database's over a database server), no
+// limitation unless one is declared, and repros that say the same.
+func TestCertifyKineServer(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		c := DefaultCertifyOptions()
+		c.Fixture, c.Kine.Backend = "kine", backend
+		if err := c.check(); err != nil {
+			t.Fatalf("%s: %v", backend, err)
+		}
+		srv := c.certifiedServer()
+		for _, target := range []string{"etcd", "kube"} {
+			co := DefaultConformOptions()
+			co.Target = target
+			srv.conform(&co)
+			ro := DefaultOptions()
+			ro.Target = target
+			srv.run(&ro)
+			if co.Kine.Backend != backend || ro.Kine.Backend != backend || ro.Members != 1 {
+				t.Errorf("%s %s: conform %+v, run %+v", backend, target, co.Kine, ro.Kine)
+			}
+			if target == "etcd" && (co.Fixture != "kine" || ro.Fixture != "kine") || target == "kube" && (co.Store != StoreKine || ro.Kube.Store != StoreKine) {
+				t.Errorf("%s %s: conform fixture %q store %q, run fixture %q store %q", backend, target, co.Fixture, co.Store, ro.Fixture, ro.Kube.Store)
+			}
+			// What conform and run check of these options passes.
+			co.Limitations, co.Given = c.limitations(), map[string]string{}
+			if target == "kube" {
+				co.Limitations = nil
+			}
+			if _, _, _, err := co.check(); err != nil {
+				t.Errorf("%s %s: conform: %v", backend, target, err)
+			}
+			use, _ := c.certifyFaults(target)
+			ro.Faults, ro.Profile = strings.Join(use, ","), "kubernetes"
+			if target == "etcd" {
+				ro.Limitations = c.limitations()
+			}
+			if err := ro.Resolve(); err != nil {
+				t.Errorf("%s %s: run: %v", backend, target, err)
+			}
+		}
+		use, left := c.certifyFaults("kube")
+		db := slices.Contains(use, "kill-database") && slices.Contains(use, "pause-database") && slices.Contains(use, "restart-database")
+		switch {
+		case !slices.Contains(use, "restart-apiserver") || !slices.Contains(use, "kill-leader") || !slices.Contains(use, "watch-drop"):
+			t.Errorf("%s: kube faults %v", backend, use)
+		case backend == "sqlite" && (db || !strings.Contains(left["kill-database"], "SQLite")):
+			t.Errorf("sqlite: use %v, left %v", use, left)
+		case backend == "postgres" && (!db || len(left) != 0):
+			t.Errorf("postgres: use %v, left %v", use, left)
+		}
+		if got := srv.flags("kube"); got != "--target kube --store kine --kine-backend "+backend+" --kine-version "+binaries.DefaultKineVersion {
+			t.Errorf("flags %q", got)
+		}
+		if !strings.Contains(c.server(), "kine "+binaries.DefaultKineVersion+" over "+backend) {
+			t.Errorf("server %q", c.server())
+		}
+	}
+	c := DefaultCertifyOptions()
+	c.Fixture = "kine"
+	if got := c.limitationFlags("etcd"); got != " --limitation none" {
+		t.Errorf("no limitation declared: %q", got)
+	}
+	c.Limitations = []string{"no-versions"}
+	if got := c.limitationFlags("etcd") + c.limitationFlags("kube"); got != " --limitation no-versions" {
+		t.Errorf("no-versions: %q", got)
 	}
 }

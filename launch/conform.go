@@ -47,8 +47,8 @@ type ConformOptions struct {
 
 	KubeServer KubeServer
 	// Store is what the kube-apiserver vigil starts keeps its data in:
-	// etcd (the default), command (the server of Command) or endpoints
-	// (the one at Endpoints); see StoreEtcd.
+	// etcd (the default), kine (with Kine's options), command (the server
+	// of Command) or endpoints (the one at Endpoints); see StoreEtcd.
 	Store       string
 	KubeVersion string
 	WatchCache  bool
@@ -252,8 +252,12 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	switch {
 	case o.Store == "":
 		o.Store = StoreEtcd
-	case o.Store != StoreEtcd && o.Store != StoreCommand && o.Store != StoreEndpoints:
-		return nil, nil, nil, Usagef("--store %q: want etcd, command or endpoints", o.Store)
+	case o.Store != StoreEtcd && o.Store != StoreKine && o.Store != StoreCommand && o.Store != StoreEndpoints:
+		return nil, nil, nil, Usagef("--store %q: want etcd, kine, command or endpoints", o.Store)
+	case o.Store != StoreKine && (given("kine-version") || given("kine-binary") || given("kine-backend")):
+		return nil, nil, nil, Usagef("--kine-version, --kine-binary and --kine-backend go with --fixture kine or --store kine")
+	case o.Store == StoreKine && o.Kine.check() != nil:
+		return nil, nil, nil, o.Kine.check()
 	}
 	switch {
 	case o.Endpoints != "" && o.Store != StoreEndpoints:

@@ -34,6 +34,11 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 		srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
 		under := "etcd " + o.EtcdVersion
 		switch store {
+		case StoreKine:
+			under = "kine " + o.Kine.Version + " over " + o.Kine.Backend
+			if o.Kine.Binary != "" {
+				under = "kine (" + o.Kine.Binary + ") over " + o.Kine.Backend
+			}
 		case StoreCommand:
 			under = "the server of --command"
 		case StoreEndpoints:

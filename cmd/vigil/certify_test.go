@@ -30,6 +30,10 @@ func TestCertifyCLISetupError(t *testing.T) {
 	if res.code != exitSetup || !strings.Contains(res.stderr, "give one of --command") {
 		t.Fatalf("no server: exit %d\n%s", res.code, res.stderr)
 	}
+	res = vigil(t, time.Minute, "certify", "--fixture", "kine", "--endpoints", "127.0.0.1:2379")
+	if res.code != exitSetup || !strings.Contains(res.stderr, "--fixture kine starts kine itself") {
+		t.Fatalf("--fixture kine with --endpoints: exit %d\n%s", res.code, res.stderr)
+	}
 }
 
 // One real certify of etcd v3.6.16 started with --command, with short
@@ -43,7 +47,7 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("building etcd: %v", err)
 	}
-	out, res := shortCertify(t, etcdCommand(bin))
+	out, res := shortCertify(t, "--command", etcdCommand(bin))
 	if res.code != exitPass {
 		t.Fatalf("exit %d, want 0 (ready)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -81,19 +85,19 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 	}
 }
 
-// kine v0.17.5 over SQLite, started with --command, is not ready: it
+// kine v0.17.5 over SQLite, started by --fixture kine, is not ready: it
 // fails probes of the kubernetes profile (compaction/watch-at and
 // watch/from-future, docs/findings/kine.md F3 and F4), each with its
-// witness and repro in the certificate.
+// witness and a repro that starts kine as certify did; its database's
+// faults are left out, SQLite having no database server.
 func TestCertifyKineNotReady(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kine and kube-apiserver")
 	}
-	bin, err := binaries.Kine(context.Background(), binaries.KineOptions{Progress: os.Stderr})
-	if err != nil {
+	if _, err := binaries.Kine(context.Background(), binaries.KineOptions{Progress: os.Stderr}); err != nil {
 		t.Fatalf("building kine: %v", err)
 	}
-	out, res := shortCertify(t, kineCommand(bin))
+	out, res := shortCertify(t, "--fixture", "kine", "--kine-backend", "sqlite")
 	if res.code != exitFail {
 		t.Fatalf("exit %d, want 1 (not ready)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -111,12 +115,18 @@ func TestCertifyKineNotReady(t *testing.T) {
 	}
 	for _, name := range []string{"etcd-probes/compaction/watch-at", "etcd-probes/watch/from-future"} {
 		r := verdicts[name]
-		if r.Verdict != "fail" || r.Witness == "" || !strings.Contains(r.Repro, "--repro "+strings.TrimPrefix(name, "etcd-probes/")) {
+		if r.Verdict != "fail" || r.Witness == "" || !strings.Contains(r.Repro, "--repro "+strings.TrimPrefix(name, "etcd-probes/")) ||
+			!strings.Contains(r.Repro, "--fixture kine --kine-backend sqlite") || !strings.Contains(r.Repro, "--limitation none") {
 			t.Errorf("%s: %+v", name, r)
 		}
 	}
-	if c.Ready || c.Verdict != "not ready" {
-		t.Errorf("certificate: ready %v, verdict %q", c.Ready, c.Verdict)
+	if c.Ready || c.Verdict != "not ready" || !strings.Contains(c.Server, "kine v0.17.5 over sqlite") || len(c.Phases) != launch.CertifyPhases {
+		t.Errorf("certificate: ready %v, verdict %q, server %q, %d phases", c.Ready, c.Verdict, c.Server, len(c.Phases))
+	}
+	for _, p := range c.Phases {
+		if p.SetupFailed || p.Key == "kube-run" && !strings.Contains(p.LeftOut["kill-database"], "SQLite") {
+			t.Errorf("phase %s: setup failed %v (%s), left out %v", p.Key, p.SetupFailed, p.Error, p.LeftOut)
+		}
 	}
 	page, _ := os.ReadFile(filepath.Join(out, launch.CertifyHTML))
 	if !strings.Contains(string(page), "smallest witness") || !strings.Contains(string(page), "compaction/watch-at") {
@@ -124,25 +134,19 @@ func TestCertifyKineNotReady(t *testing.T) {
 	}
 }
 
-// kineCommand runs kine over SQLite as fixtures/kine does, from a
-// --command line.
-func kineCommand(bin string) string {
-	return bin + " --listen-address 127.0.0.1:{client_port} --endpoint sqlite://{data_dir}/state.db?_journal=WAL&cache=shared&_busy_timeout=30000" +
-		" --metrics-bind-address 0 --compact-min-retain 0"
-}
-
-// shortCertify certifies the server command starts with short phases (8 s
+// shortCertify certifies the server the flags name with short phases (8 s
 // runs, no reference), after building kube-apiserver, and holds it to
 // leaving nothing behind. A binary that cannot be built fails the test: a
 // skip would hide the very regression CI is for.
-func shortCertify(t *testing.T, command string) (string, result) {
+func shortCertify(t *testing.T, server ...string) (string, result) {
 	t.Helper()
 	if _, err := binaries.KubeAPIServer(context.Background(), binaries.KubeOptions{Progress: os.Stderr}); err != nil {
 		t.Fatalf("building kube-apiserver: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "certify")
-	res := vigil(t, 10*time.Minute, "certify", "--command", command, "--out", out,
+	args := append(append([]string{"certify"}, server...), "--out", out,
 		"--duration", "8s", "--fault-interval", "2s", "--seed", "3", "--reference", "none")
+	res := vigil(t, 10*time.Minute, args...)
 	assertNothingLeft(t, out)
 	return out, res
 }
