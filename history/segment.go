@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -36,6 +37,11 @@ type Segment struct {
 	// (the final write, the convergence reads, the end mark): checks that
 	// judge the end of a run judge it only there.
 	Last bool `json:"last,omitempty"`
+	// Carried lists the writes of unknown outcome of the segment before,
+	// which its history also holds (see Segmenter): the store may apply
+	// such a write after the segment ended, taking a revision this one
+	// sees. They are the one state a segment takes from another.
+	Carried []int64 `json:"carried,omitempty"`
 }
 
 // The segment marks.
@@ -216,6 +222,9 @@ func (s *Segmenter) seal(m Mark) error {
 	if err := h.Add(Record{Mark: &m}); err != nil {
 		return err
 	}
+	if len(s.open) > 0 {
+		carry(h, s.open[0])
+	}
 	for id, w := range s.watchOf {
 		if w == h {
 			delete(s.watchOf, id)
@@ -228,6 +237,31 @@ func (s *Segmenter) seal(m Mark) error {
 	}
 	s.sealed++
 	return s.Sealed(h)
+}
+
+// carry puts the writes of unknown outcome of the sealed segment from
+// into the next one, to: a write whose client gave up may still be applied
+// (a proposal committed after its leader died), and its revision then
+// shows in to's answers, a gap its own writes cannot explain. They go
+// first (they were called before anything of to) and are listed in its
+// Segment.Carried. Only into the next segment: a write not applied within
+// a segment's length (30 s by default) is not applied at all.
+func carry(from, to *History) {
+	var carried []Operation
+	for i := range from.Operations {
+		o := &from.Operations[i]
+		if o.Response != nil || o.Code != ErrUnknown || slices.Contains(from.Meta.Segment.Carried, o.ID) {
+			continue
+		}
+		switch o.Request.Kind {
+		case OpPut, OpDelete, OpTxn, OpCompact:
+			carried = append(carried, *o)
+			to.Meta.Segment.Carried = append(to.Meta.Segment.Carried, o.ID)
+		}
+	}
+	if len(carried) > 0 {
+		to.Operations = append(carried, to.Operations...)
+	}
 }
 
 func (s *Segmenter) openText() string {

@@ -29,6 +29,9 @@ func recordTwoSegments(t *testing.T, path string) []*History {
 	rec.Add(op(now, "/p/s000/a"))
 	rec.Add(Record{Watch: &Watch{ID: rec.NextWatchID(), Call: now, Request: WatchRequest{Key: "/p/s000/"}}})
 	rec.Add(Record{WatchResponse: &WatchResponse{Watch: 1, Time: now}})
+	// A write whose client gave up: it is carried into the next segment.
+	rec.Add(Record{Op: &Operation{ID: rec.NextOpID(), Call: now, Return: now + time.Millisecond,
+		Request: Request{Kind: OpDelete, Key: "/p/s000/gone"}, Code: ErrUnknown, Error: "timeout"}})
 	inFlight, sentAt := rec.Begin(), rec.Now()
 	faultAt := rec.Now()
 	time.Sleep(2 * time.Millisecond)
@@ -73,8 +76,11 @@ func TestSegmentsRecordedAndReadBack(t *testing.T) {
 				t.Fatalf("%s: %d segments, want 2", name, len(segs))
 			}
 			s0, s1 := segs[0], segs[1]
-			if len(s0.Operations) != 2 || len(s1.Operations) != 1 {
-				t.Errorf("%s: ops %d and %d, want 2 (the late one too) and 1", name, len(s0.Operations), len(s1.Operations))
+			if len(s0.Operations) != 3 || len(s1.Operations) != 2 {
+				t.Errorf("%s: ops %d and %d, want 3 (the late one too) and 2 (the write of unknown outcome carried)", name, len(s0.Operations), len(s1.Operations))
+			}
+			if c := s1.Meta.Segment.Carried; len(c) != 1 || s1.Operations[0].ID != c[0] || s1.Operations[0].Request.Key != "/p/s000/gone" {
+				t.Errorf("%s: carried %v, first op %+v: want the delete of unknown outcome, first", name, c, s1.Operations[0])
 			}
 			if len(s0.Watches) != 1 || len(s0.Watches[0].Responses) != 1 {
 				t.Errorf("%s: segment 0's watch or its response is missing", name)

@@ -137,6 +137,12 @@ func (d *Digest) init() {
 // of the checks that judged it: h may be dropped once Add returns.
 func (d *Digest) Add(h *history.History, results []check.Result) {
 	d.init()
+	if seg := h.Meta.Segment; seg != nil && len(seg.Carried) > 0 {
+		// The writes carried from the segment before were counted there.
+		own := *h
+		own.Operations = h.Operations[len(seg.Carried):]
+		h = &own
+	}
 	if !d.metaSet {
 		d.meta, d.metaSet = h.Meta, true
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -191,4 +192,17 @@ func TestProbeForms(t *testing.T) {
 	g.Expect(cfg.Prefix).To(Equal("/v/run/"))
 	cfg.Shape = ShapeChurn
 	g.Expect(fmt.Sprint(cfg.adapt(p))).To(ContainSubstring("needs plain deletes"))
+}
+
+// A segment's leases outlive the whole run, not only their segment: one
+// expiring during a later segment would delete keys at a revision that
+// segment's history cannot explain.
+func TestLeasesOutliveTheRun(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Duration, cfg.Segment = time.Hour, 30*time.Second
+	w := New(cfg, nil, 1, nil, 1, nil)
+	w.cfg.Duration = cfg.Segment // as while a segment runs
+	if ttl := w.leaseTTL(); ttl < int64(time.Hour/time.Second) {
+		t.Errorf("a segment's lease TTL is %ds: shorter than the 1h run", ttl)
+	}
 }

@@ -59,6 +59,16 @@ func (c Config) leaseTTL() int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
+// leaseTTL is the workload's: the whole run's, also in a segment. A
+// segment's leases are kept alive only while it runs; one that expired
+// during a later segment would delete its keys at a revision that no
+// history of that segment explains (the soak found it so).
+func (w *Workload) leaseTTL() int64 {
+	c := w.cfg
+	c.Duration = w.total
+	return c.leaseTTL()
+}
+
 // refuses reports whether the target refused form before the run.
 func (c Config) refuses(form string) bool {
 	_, no := c.Refused[form]
@@ -73,7 +83,7 @@ func (w *Workload) grantLeases(ctx context.Context, c *targets.Recording) {
 	}
 	for i := 0; i < leasedCount; i++ {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
-		a, err := c.Lease(rctx, history.CallLeaseGrant, 0, w.cfg.leaseTTL())
+		a, err := c.Lease(rctx, history.CallLeaseGrant, 0, w.leaseTTL())
 		cancel()
 		if err == nil {
 			w.leases.add(a.ID)
@@ -95,7 +105,7 @@ func (w *Workload) leaser(runCtx, reqCtx context.Context, c *targets.Recording, 
 	call := func(kind history.CallKind, id int64) (targets.LeaseAnswer, bool) {
 		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
 		defer cancel()
-		a, err := c.Lease(rctx, kind, id, w.cfg.leaseTTL())
+		a, err := c.Lease(rctx, kind, id, w.leaseTTL())
 		if targets.CodeOf(err) == history.ErrRefused {
 			refused[kind] = true
 		}

@@ -160,9 +160,10 @@ type Workload struct {
 	// During, if set, runs beside the KV clients with the same deadline
 	// (the chaos schedule); the final phase waits for it to return.
 	During func(ctx context.Context)
-	nextID atomic.Int64 // the next free client id, past the watchers
-	mix    []weighted   // the default shape's forms and shares
-	leases leasePool    // leases puts may attach to
+	nextID atomic.Int64  // the next free client id, past the watchers
+	total  time.Duration // the run's length (cfg.Duration is a segment's while one runs)
+	mix    []weighted    // the default shape's forms and shares
+	leases leasePool     // leases puts may attach to
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -170,7 +171,7 @@ func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64
 	if cfg.Shape == ShapeDeleteHeavy && (cfg.CompactEvery <= 0 || cfg.CompactEvery > deleteHeavyCompactEvery) {
 		cfg.CompactEvery = deleteHeavyCompactEvery
 	}
-	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap,
+	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration,
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
 	if w.mix = cfg.mix; w.mix == nil {
