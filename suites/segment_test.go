@@ -54,7 +54,15 @@ func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
 	}
 	path := filepath.Join(dir, "healthy", history.FileFor(""))
 	var segs []history.Segment
+	values := map[string]int64{} // a put's value: the one write that wrote it, in the whole run
 	_, n, err := history.LoadSegments(path, func(h *history.History) error {
+		for _, o := range h.Operations[len(h.Meta.Segment.Carried):] {
+			if o.Request.Kind == history.OpPut {
+				prev, dup := values[o.Request.Value]
+				g.Expect(dup).To(BeFalse(), "value %q written by operations %d and %d", o.Request.Value, prev, o.ID)
+				values[o.Request.Value] = o.ID
+			}
+		}
 		segs = append(segs, *h.Meta.Segment)
 		_, end := h.Mark(history.MarkEnd)
 		g.Expect(end).To(BeTrue(), "segment %d has its end mark", h.Meta.Segment.Index)

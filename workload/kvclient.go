@@ -27,7 +27,12 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 	vals := map[string]string{}  // key -> value last seen
 	next := time.Now()
 	var pace *time.Timer
-	for seq := 0; runCtx.Err() == nil; seq++ {
+	// The sequence goes on across segments: a value names one write in
+	// the whole run, and a write of unknown outcome carried into the next
+	// segment must not share a value with one of that segment's.
+	seq := w.seqs[c.ID()]
+	defer func() { w.seqs[c.ID()] = seq }()
+	for ; runCtx.Err() == nil; seq++ {
 		if interval > 0 {
 			next = next.Add(interval)
 			if d := time.Until(next); d > 0 {

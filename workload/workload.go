@@ -159,11 +159,13 @@ type Workload struct {
 
 	// During, if set, runs beside the KV clients with the same deadline
 	// (the chaos schedule); the final phase waits for it to return.
-	During func(ctx context.Context)
-	nextID atomic.Int64  // the next free client id, past the watchers
-	total  time.Duration // the run's length (cfg.Duration is a segment's while one runs)
-	mix    []weighted    // the default shape's forms and shares
-	leases leasePool     // leases puts may attach to
+	During  func(ctx context.Context)
+	nextID  atomic.Int64  // the next free client id, past the watchers
+	total   time.Duration // the run's length (cfg.Duration is a segment's while one runs)
+	seqs    []int         // each KV client's next value, across segments
+	segment int           // the segment running (0 when the run is whole)
+	mix     []weighted    // the default shape's forms and shares
+	leases  leasePool     // leases puts may attach to
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -171,7 +173,7 @@ func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64
 	if cfg.Shape == ShapeDeleteHeavy && (cfg.CompactEvery <= 0 || cfg.CompactEvery > deleteHeavyCompactEvery) {
 		cfg.CompactEvery = deleteHeavyCompactEvery
 	}
-	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration,
+	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration, seqs: make([]int, cfg.Clients),
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
 	if w.mix = cfg.mix; w.mix == nil {
@@ -196,6 +198,15 @@ func (w *Workload) client(ctx context.Context, member, id int) (*targets.Recordi
 		c = w.wrap(c, id)
 	}
 	return targets.Record(c, id, w.rec), nil
+}
+
+// seeded is the named stream of the segment running: a segment after the
+// first draws anew rather than replay the first one's choices.
+func (w *Workload) seeded(name string) *rand.Rand {
+	if w.segment > 0 {
+		name = fmt.Sprintf("%s/segment-%d", name, w.segment)
+	}
+	return seeded(w.seed, name)
 }
 
 // floor raises a revision the workload picked to the lowest it may use.
@@ -256,7 +267,7 @@ func (w *Workload) Run(ctx context.Context) error {
 	for k, d := range segs {
 		last := k == len(segs)-1
 		if len(segs) > 1 {
-			w.cfg.Prefix, w.cfg.Duration = fmt.Sprintf("%ss%03d/", base.Prefix, k), d
+			w.cfg.Prefix, w.cfg.Duration, w.segment = fmt.Sprintf("%ss%03d/", base.Prefix, k), d, k
 			w.leases = leasePool{}
 			w.rec.StartSegment(history.Segment{Index: k, Prefix: w.cfg.Prefix})
 		}
@@ -316,7 +327,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	var watchWG sync.WaitGroup
 	watchers := make([]*watcher, len(watchClients))
 	for i, rc := range watchClients {
-		watchers[i] = newWatcher(w, i, rc, seeded(w.seed, fmt.Sprintf("watcher-%d", i)))
+		watchers[i] = newWatcher(w, i, rc, w.seeded(fmt.Sprintf("watcher-%d", i)))
 		watchWG.Add(1)
 		go func(wt *watcher) {
 			defer watchWG.Done()
@@ -331,19 +342,19 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 		wg.Add(1)
 		go func(c *targets.Recording) {
 			defer wg.Done()
-			w.kvClient(segCtx, ctx, c, seeded(w.seed, fmt.Sprintf("client-%d", c.ID())))
+			w.kvClient(segCtx, ctx, c, w.seeded(fmt.Sprintf("client-%d", c.ID())))
 		}(clients[i])
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.leaser(segCtx, ctx, lc, seeded(w.seed, "leaser"))
+		w.leaser(segCtx, ctx, lc, w.seeded("leaser"))
 	}()
 	if w.cfg.CompactEvery > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.compactor(segCtx, ctx, control, seeded(w.seed, "compactor"))
+			w.compactor(segCtx, ctx, control, w.seeded("compactor"))
 		}()
 	}
 	wg.Wait()
