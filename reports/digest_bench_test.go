@@ -86,38 +86,13 @@ func (s *soak) next(seg time.Duration) *history.History {
 		if s.faulted(call) {
 			lat *= 10
 		}
-		o := history.Operation{ID: int64(i + 1), Client: i % 8, Call: call, Return: call + lat}
-		key := s.keys[s.rnd.Intn(len(s.keys))]
-		switch x := s.rnd.Intn(1000); {
-		case i%(8*s.rate) == 0:
-			o.Request = history.Request{Kind: history.OpCompact, Revision: s.rev - 10}
-		case x < 2:
-			o.Request = history.Request{Kind: history.OpStatus}
-		case x < 400:
-			o.Request = history.Request{Kind: history.OpPut, Key: key, Value: "v"}
-		case x < 450:
-			o.Request = history.Request{Kind: history.OpDelete, Key: key}
-		default:
-			o.Request = history.Request{Kind: history.OpRange, Key: key}
-		}
-		switch {
-		case s.faulted(call) && s.rnd.Intn(100) == 0:
-			o.Error, o.Code, o.Return = "context deadline exceeded", history.ErrUnknown, call+2*time.Second
-		case o.Request.Kind == history.OpPut || o.Request.Kind == history.OpDelete:
-			s.rev++
-			o.Response = &history.Response{Revision: s.rev}
-			ev := history.Event{Type: history.EventPut, KV: history.KV{Key: key, Value: "v", ModRevision: s.rev, CreateRevision: s.rev, Version: 1}}
-			if o.Request.Kind == history.OpDelete {
-				o.Response.Deleted = 1
-				ev = history.Event{Type: history.EventDelete, KV: history.KV{Key: key, ModRevision: s.rev}}
-			}
+		o, ev := synthOp(s.rnd, i, s.rate, s.keys[s.rnd.Intn(len(s.keys))], call, lat, s.faulted(call), &s.rev)
+		if ev != nil {
 			if o.Return-s.batchAt > 20*time.Millisecond {
 				flush()
 				s.batchAt = o.Return
 			}
-			s.batch = append(s.batch, ev)
-		default:
-			o.Response = &history.Response{Revision: s.rev}
+			s.batch = append(s.batch, *ev)
 		}
 		h.Add(history.Record{Op: &o})
 	}

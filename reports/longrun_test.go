@@ -60,38 +60,13 @@ func longRun(d time.Duration, rate, watches int) *history.History {
 		if faulted(call) {
 			lat *= 10
 		}
-		o := history.Operation{ID: int64(i + 1), Client: i % 8, Call: call, Return: call + lat}
-		key := keys[rnd.Intn(len(keys))]
-		switch x := rnd.Intn(1000); {
-		case i%(8*rate) == 0:
-			o.Request = history.Request{Kind: history.OpCompact, Revision: rev - 10}
-		case x < 2:
-			o.Request = history.Request{Kind: history.OpStatus}
-		case x < 400:
-			o.Request = history.Request{Kind: history.OpPut, Key: key, Value: "v"}
-		case x < 450:
-			o.Request = history.Request{Kind: history.OpDelete, Key: key}
-		default:
-			o.Request = history.Request{Kind: history.OpRange, Key: key}
-		}
-		switch {
-		case faulted(call) && rnd.Intn(100) == 0:
-			o.Error, o.Code, o.Return = "context deadline exceeded", history.ErrUnknown, call+2*time.Second
-		case o.Request.Kind == history.OpPut || o.Request.Kind == history.OpDelete:
-			rev++
-			o.Response = &history.Response{Revision: rev}
-			ev := history.Event{Type: history.EventPut, KV: history.KV{Key: key, Value: "v", ModRevision: rev, CreateRevision: rev, Version: 1}}
-			if o.Request.Kind == history.OpDelete {
-				o.Response.Deleted = 1
-				ev = history.Event{Type: history.EventDelete, KV: history.KV{Key: key, ModRevision: rev}}
-			}
+		o, ev := synthOp(rnd, i, rate, keys[rnd.Intn(len(keys))], call, lat, faulted(call), &rev)
+		if ev != nil {
 			if o.Return-batchAt > 20*time.Millisecond {
 				flush()
 				batchAt = o.Return
 			}
-			batch = append(batch, ev)
-		default:
-			o.Response = &history.Response{Revision: rev}
+			batch = append(batch, *ev)
 		}
 		h.Add(history.Record{Op: &o})
 	}
@@ -178,4 +153,41 @@ func BenchmarkWritePageLong(b *testing.B) {
 	}
 	st, _ := os.Stat(filepath.Join(dir, PageFile))
 	b.ReportMetric(float64(st.Size()), "page_bytes")
+}
+
+// synthOp is the i-th call of a synthetic run at rate calls a second, on
+// key, called at call and answered lat later: a compaction every 8 s, else
+// mostly puts, deletes and reads, one in a hundred unanswered while a
+// fault is on. A put or delete takes the next revision (*rev) and returns
+// the event a watch of its key gets.
+func synthOp(rnd *rand.Rand, i, rate int, key string, call, lat time.Duration, faulted bool, rev *int64) (history.Operation, *history.Event) {
+	o := history.Operation{ID: int64(i + 1), Client: i % 8, Call: call, Return: call + lat}
+	switch x := rnd.Intn(1000); {
+	case i%(8*rate) == 0:
+		o.Request = history.Request{Kind: history.OpCompact, Revision: *rev - 10}
+	case x < 2:
+		o.Request = history.Request{Kind: history.OpStatus}
+	case x < 400:
+		o.Request = history.Request{Kind: history.OpPut, Key: key, Value: "v"}
+	case x < 450:
+		o.Request = history.Request{Kind: history.OpDelete, Key: key}
+	default:
+		o.Request = history.Request{Kind: history.OpRange, Key: key}
+	}
+	switch {
+	case faulted && rnd.Intn(100) == 0:
+		o.Error, o.Code, o.Return = "context deadline exceeded", history.ErrUnknown, call+2*time.Second
+	case o.Request.Kind == history.OpPut || o.Request.Kind == history.OpDelete:
+		*rev++
+		o.Response = &history.Response{Revision: *rev}
+		ev := history.Event{Type: history.EventPut, KV: history.KV{Key: key, Value: "v", ModRevision: *rev, CreateRevision: *rev, Version: 1}}
+		if o.Request.Kind == history.OpDelete {
+			o.Response.Deleted = 1
+			ev = history.Event{Type: history.EventDelete, KV: history.KV{Key: key, ModRevision: *rev}}
+		}
+		return o, &ev
+	default:
+		o.Response = &history.Response{Revision: *rev}
+	}
+	return o, nil
 }
