@@ -2,7 +2,6 @@ package suites
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/watch"
-	"github.com/vigil-suite/vigil/fixtures/binaries"
-	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/workload"
 )
@@ -29,12 +26,7 @@ func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := binaries.Etcd(ctx, binaries.Options{Version: "v3.6.16", Progress: os.Stderr})
-	g.Expect(err).NotTo(HaveOccurred())
-	dir := t.TempDir()
-	fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: filepath.Join(dir, "etcd"), Version: "v3.6.16"})
-	defer fx.Stop()
-	g.Expect(fx.Start(ctx)).To(Succeed())
+	fx, dir := startCluster(ctx, t, g, "v3.6.16", 1)
 
 	run := func(out, sabotage string) *Outcome {
 		wl := workload.DefaultConfig()
