@@ -2,11 +2,13 @@ package checkers_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
 	"github.com/vigil-suite/vigil/checkers/kv"
+	"github.com/vigil-suite/vigil/checkers/linearizable"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -61,5 +63,56 @@ func TestCarriedWritesExplainOneRevisionEach(t *testing.T) {
 		if r.Verdict != want {
 			t.Errorf("two revisions unexplained, %d carried: %s, want %s (%s %v)", carry, r.Verdict, want, r.Reason, r.Violations)
 		}
+	}
+}
+
+// A txn of the segment before, of unknown outcome and applied late, whose
+// compare reads a key of that segment: the next segment cannot know that
+// key's state, so the Segmenter carries the txn as its writes alone, and
+// kv/linearizable places it at the revision it took there. Carried whole,
+// the compare (version > 0 of a key the segment never saw) would make it a
+// read, and the revision it took unexplained — as the third soak found.
+// Without the carried write at all, the gap is a violation.
+func TestCarriedTxnFillsTheRevisionItTook(t *testing.T) {
+	judge := func(carry bool) check.Result {
+		var segs []*history.History
+		s := &history.Segmenter{Sealed: func(h *history.History) error { segs = append(segs, h); return nil }}
+		add := func(r history.Record) {
+			if err := s.Add(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		meta := history.Meta{Format: history.FormatVersion, Prefix: "/r/"}
+		add(history.Record{Meta: &meta})
+		add(history.Record{Mark: &history.Mark{Name: history.MarkSegment, Time: 0, Segment: &history.Segment{Index: 0, Prefix: "/r/s000/"}}})
+		if carry {
+			txn := history.Request{Kind: history.OpTxn,
+				Compares: []history.Compare{{Key: "/r/s000/k", Target: "version", Result: ">", Int: 0}},
+				Success:  []history.Request{{Kind: history.OpPut, Key: "/r/s000/k", Value: "0.9"}},
+				Failure:  []history.Request{{Kind: history.OpRange, Key: "/r/s000/k"}}}
+			add(history.Record{Op: &history.Operation{ID: 1, Client: 0, Call: 5, Return: 10, Request: txn, Code: history.ErrUnknown, Error: "timeout"}})
+		}
+		add(history.Record{Mark: &history.Mark{Name: history.MarkSegment, Time: 100, Segment: &history.Segment{Index: 1, Prefix: "/r/s001/"}}})
+		add(history.Record{Mark: &history.Mark{Name: history.MarkSegmentEnd, Time: 101, Segment: &history.Segment{Index: 0, End: 100}}})
+		put := func(id int64, call int, value string, rev int64) {
+			add(history.Record{Op: &history.Operation{ID: id, Client: 1, Call: time.Duration(call), Return: time.Duration(call + 5),
+				Request: history.Request{Kind: history.OpPut, Key: "/r/s001/a", Value: value}, Response: &history.Response{Revision: rev}}})
+		}
+		put(2, 110, "1.1", 11)
+		put(3, 130, "1.2", 13) // revision 12: the carried txn's, or nobody's
+		add(history.Record{Op: &history.Operation{ID: 4, Client: 1, Call: 140, Return: 145,
+			Request:  history.Request{Kind: history.OpRange, Key: "/r/s001/a"},
+			Response: &history.Response{Revision: 13, KVs: []history.KV{{Key: "/r/s001/a", Value: "1.2", CreateRevision: 11, ModRevision: 13, Version: 2}}, Count: 1}}})
+		add(history.Record{Mark: &history.Mark{Name: history.MarkSegmentEnd, Time: 150, Segment: &history.Segment{Index: 1, End: 150, Last: true}}})
+		if _, err := s.Finish(); err != nil || len(segs) != 2 {
+			t.Fatalf("segments: %d, %v", len(segs), err)
+		}
+		return linearizable.Check(segs[1], check.DefaultConfig())
+	}
+	if r := judge(true); r.Verdict != check.Pass {
+		t.Errorf("the carried txn fills revision 12: %s %s %v", r.Verdict, r.Reason, r.Violations)
+	}
+	if r := judge(false); r.Verdict != check.Fail {
+		t.Errorf("nothing fills revision 12: %s, want fail", r.Verdict)
 	}
 }

@@ -258,6 +258,10 @@ const (
 	// MarkEnd: the workload finished normally and every watch was closed.
 	// A history without it was cut short.
 	MarkEnd = "end"
+	// MarkStopped: vigil stopped the workload early (--fail-fast found a
+	// violation): the requests then in flight were canceled by vigil, not
+	// left unanswered by the system, and the run has no final phase.
+	MarkStopped = "stopped"
 )
 
 // FinalKey is the key, under the run's prefix, of the final write; after

@@ -161,6 +161,7 @@ func (j *liveJudge) note(failed []string, n int, at time.Duration, sealed bool) 
 	j.stopped = j.stopped || stop
 	j.mu.Unlock()
 	if stop {
+		j.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkStopped, Time: j.rec.Now()}})
 		j.stop()
 	}
 }

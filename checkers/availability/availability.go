@@ -58,11 +58,12 @@ func Check(h *history.History, cfg check.Config) check.Result {
 		if v, bad := finalRead(h, mark, figures); bad {
 			col.Add(v)
 		}
-	} else if h.NotLast() {
-		// A segment before the run's last ends while the run goes on: an
-		// outage open at its end is held to the bound as far as it went
-		// (the next segment's calls take it on); the final write is the
-		// last segment's.
+	} else if _, stopped := h.Mark(history.MarkStopped); stopped || h.NotLast() {
+		// A segment before the run's last ends while the run goes on, and
+		// a run --fail-fast stopped ends with calls vigil canceled: an
+		// outage open at the end is held to the bound as far as it went
+		// (in a segment, the next one's calls take it on); the final
+		// write is the last segment's, and a stopped run has none.
 		if open != nil {
 			figures["longest_outage_s"] = max(longest, open.To-open.From).Seconds()
 			if v, bad := outage(h, open.From, open.To, bound, open.Unanswered); bad {

@@ -74,6 +74,26 @@ func TestRunAvailability(t *testing.T) {
 					lost(b, t)
 				}
 			}},
+		// --fail-fast stops a run: the calls then in flight were canceled
+		// by vigil, and no final write follows.
+		{Name: "run/availability - stopped by --fail-fast, its last calls canceled - pass", Want: check.Pass, Build: func(b *histbuild.Builder) {
+			for t := 1.0; t <= 8; t++ {
+				ok(b, t)
+			}
+			b.Mark(history.MarkStopped, int(s(8.5)), 0, 0)
+			lost(b, 9)
+			lost(b, 9.1)
+		}},
+		{Name: "run/availability - stopped by --fail-fast after an outage past the bound - fail", Want: check.Fail,
+			Msg: "unavailable from t=8.0s", Build: func(b *histbuild.Builder) {
+				for t := 1.0; t <= 8; t++ {
+					ok(b, t)
+				}
+				for t := 9.0; t < 60; t += 5 {
+					lost(b, t)
+				}
+				b.Mark(history.MarkStopped, int(s(59)), 0, 0)
+			}},
 		{Name: "run/availability - cut short with nothing unanswered - unknown", Want: check.Unknown, Build: func(b *histbuild.Builder) {
 			ok(b, 1)
 			ok(b, 2)
