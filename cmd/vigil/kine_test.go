@@ -103,7 +103,17 @@ func TestRunKine(t *testing.T) {
 	for _, f := range r.Stats.Forms {
 		forms[f.Form] = f
 	}
-	g.Expect(forms["put"].Sent).To(BeNumerically(">=", 200), "%+v", forms["put"])
+	// How many depends on the machine's load (kine over SQLite answers
+	// tens to hundreds a second here); that several clients sent them
+	// at once does not.
+	g.Expect(forms["put"].Sent).To(BeNumerically(">=", 50), "%+v", forms["put"])
+	putters := map[int]bool{}
+	for _, o := range h.Operations {
+		if o.Request.Kind == history.OpPut {
+			putters[o.Client] = true
+		}
+	}
+	g.Expect(len(putters)).To(BeNumerically(">=", 4), "clients that sent plain puts")
 	for _, f := range []string{"put-prev-kv", "put-lease", "range-prefix-count-only", "range-prefix-keys-only",
 		"range-prefix-limit", "range-rev", "txn-mod-else-read", "txn-mod-delete-else-read", "lease-grant"} {
 		g.Expect(forms[f].Answered).To(BeNumerically(">", 0), f)
