@@ -69,7 +69,7 @@ func (j *liveJudge) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		j.sealed(false)
+		j.judgeSegments(j.rec.SealReady(false))
 		if j.every > 0 && time.Now().After(next) {
 			start := time.Now()
 			j.pass()
@@ -77,10 +77,6 @@ func (j *liveJudge) run(ctx context.Context) {
 		}
 	}
 }
-
-// sealed judges every segment the recorder completed (all of them, with
-// last: the workload has ended) with every check.
-func (j *liveJudge) sealed(last bool) { j.judgeSegments(j.rec.SealReady(last)) }
 
 // judgeSegments judges sealed segments with every check, merges their
 // results and hands each to onSegment.

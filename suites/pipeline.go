@@ -280,8 +280,8 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, startProg
 	}
 	out := &Outcome{History: rec.History(), Elapsed: elapsed, StoppedEarly: judge.failFastReason()}
 	if out.History == nil {
-		// Segmented: the segments left are complete now; they are judged
-		// (or, in an interrupted run, kept for the reports only).
+		// Segmented: the segments left are complete now and judged; an
+		// interrupted run keeps them for its reports and drops the verdicts.
 		judge.judgeSegments(rest)
 		out.Segments, out.Digest = judge.merged.Segments(), judge.digest
 	}

@@ -25,9 +25,6 @@ type Merger struct {
 	order    []string
 	byName   map[string]*Result
 	segments int
-	// where each check's verdict came from, for its reason: the first
-	// segment that decided it.
-	from map[string]int
 	// failDrawn: the check's Drawing is a failure's, which stays.
 	failDrawn map[string]bool
 }
@@ -38,7 +35,7 @@ type Merger struct {
 // holds its segment's state in memory.
 func (m *Merger) Add(segment int, last bool, results []Result) {
 	if m.byName == nil {
-		m.byName, m.from, m.failDrawn = map[string]*Result{}, map[string]int{}, map[string]bool{}
+		m.byName, m.failDrawn = map[string]*Result{}, map[string]bool{}
 	}
 	m.segments++
 	for _, r := range results {
@@ -58,12 +55,12 @@ func (m *Merger) Add(segment int, last bool, results []Result) {
 			if c.Reason != "" {
 				c.Reason = fmt.Sprintf("segment %d: %s", segment, c.Reason)
 			}
-			m.byName[r.Name], m.from[r.Name] = &c, segment
+			m.byName[r.Name] = &c
 			m.order = append(m.order, r.Name)
 			m.failDrawn[r.Name] = r.Verdict == Fail && r.Drawing != nil
 			continue
 		}
-		mergeInto(cur, r, segment, m.from)
+		mergeInto(cur, r, segment)
 		if r.Drawing != nil && !m.failDrawn[r.Name] {
 			// The first failure's view, else the last segment's.
 			cur.Drawing, m.failDrawn[r.Name] = r.Drawing, r.Verdict == Fail
@@ -98,13 +95,12 @@ func verdictRank(v Verdict) int {
 	return 0 // skipped
 }
 
-func mergeInto(cur *Result, r Result, segment int, from map[string]int) {
+func mergeInto(cur *Result, r Result, segment int) {
 	if verdictRank(r.Verdict) > verdictRank(cur.Verdict) {
 		cur.Verdict, cur.Reason = r.Verdict, ""
 		if r.Reason != "" {
 			cur.Reason = fmt.Sprintf("segment %d: %s", segment, r.Reason)
 		}
-		from[r.Name] = segment
 	}
 	if len(cur.Violations) < maxViolationsMerged {
 		cur.Violations = append(cur.Violations, r.Violations[:min(len(r.Violations), maxViolationsMerged-len(cur.Violations))]...)
