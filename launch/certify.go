@@ -24,6 +24,8 @@ import (
 type CertifyOptions struct {
 	Command   string // a server vigil starts ({client_port}, {data_dir})
 	Endpoints string // or one the user runs
+	// Security reaches the server at Endpoints over TLS or with auth.
+	Security EtcdSecurity
 	// Fixture is kine for kine over Kine.Backend, which vigil starts
 	// with its database in each phase, as --fixture kine and --store
 	// kine do; empty with Command or Endpoints.
@@ -127,6 +129,8 @@ func (c *CertifyOptions) check() error {
 		return Usagef("--reference %q: default or none", c.Reference)
 	case strings.Contains(c.Endpoints, ","):
 		return Usagef("--endpoints: certify takes one server")
+	case c.Endpoints == "" && (c.Security.given() || c.Security.InsecureSkipVerify):
+		return Usagef("--cacert, --cert, --key, --user, --password and --insecure-skip-tls-verify reach a server you run: they go with --endpoints (a server vigil starts serves plain gRPC on loopback)")
 	}
 	if c.Command != "" {
 		if _, _, err := command.ParseCommand(c.Command); err != nil {
@@ -164,7 +168,7 @@ func Certify(ctx context.Context, c CertifyOptions) (int, error) {
 	// A server at --endpoints is checked before anything starts: an
 	// unreachable one is a setup error, not a server that is not ready.
 	if c.Endpoints != "" {
-		cl := external.New(external.Config{Endpoints: []string{c.Endpoints}})
+		cl := external.New(external.Config{Endpoints: []string{c.Endpoints}, Security: c.Security.Resolved()})
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := cl.Start(sctx)
 		cancel()

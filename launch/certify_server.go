@@ -35,7 +35,7 @@ func (c *CertifyOptions) certifiedServer() certified {
 	case c.Command != "":
 		return commandCertified(c.Command)
 	}
-	return endpointsCertified(c.Endpoints)
+	return endpointsCertified{c.Endpoints, c.Security}
 }
 
 // commandCertified is a server vigil starts from --command: every fault
@@ -72,28 +72,48 @@ func (commandCertified) faults(all []string) ([]string, map[string]string) { ret
 func (s commandCertified) String() string { return "the server of --command " + string(s) }
 
 // endpointsCertified is a server the user runs: vigil owns neither its
-// process nor a proxy in front of it.
-type endpointsCertified string
+// process nor a proxy in front of it. sec reaches it over TLS or with
+// auth; the kube-apiserver vigil starts over it takes only a CA and a
+// client certificate (storeTLS), and its phases say so when that is not
+// enough.
+type endpointsCertified struct {
+	endpoint string
+	sec      EtcdSecurity
+}
 
 func (s endpointsCertified) conform(o *ConformOptions) {
-	o.Endpoints = string(s)
+	o.Endpoints, o.Security = s.endpoint, s.sec
 	if o.Target == "kube" {
 		o.Store = StoreEndpoints
 	}
 }
 
 func (s endpointsCertified) run(o *Options) {
-	o.Endpoints = string(s)
+	o.Endpoints, o.Security = s.endpoint, s.sec
 	if o.Target == "kube" {
 		o.Kube.Store, o.Members = StoreEndpoints, 1
 	}
 }
 
+// flags name the server as vigil's command line does; a password is
+// left to ETCDCTL_PASSWORD, never written into a repro.
 func (s endpointsCertified) flags(target string) string {
+	f := "--endpoints " + s.endpoint
 	if target == "kube" {
-		return "--target kube --store endpoints --endpoints " + string(s)
+		f = "--target kube --store endpoints " + f
 	}
-	return "--endpoints " + string(s)
+	for _, v := range []struct{ flag, value string }{{"cacert", s.sec.CACert}, {"cert", s.sec.Cert}, {"key", s.sec.Key}} {
+		if v.value != "" {
+			f += " --" + v.flag + " " + quote(v.value)
+		}
+	}
+	if user, _, _ := strings.Cut(s.sec.User, ":"); user != "" {
+		f += " --user " + quote(user)
+	}
+	if s.sec.InsecureSkipVerify {
+		f += " --insecure-skip-tls-verify"
+	}
+	return f
 }
 
 func (endpointsCertified) faults(all []string) (use []string, left map[string]string) {
@@ -111,7 +131,7 @@ func (endpointsCertified) faults(all []string) (use []string, left map[string]st
 	return use, left
 }
 
-func (s endpointsCertified) String() string { return "the server at " + string(s) }
+func (s endpointsCertified) String() string { return "the server at " + s.endpoint }
 
 // kineCertified is kine, over its backend's database, started by vigil
 // as --fixture kine (etcd API) and --store kine (under kube-apiserver)

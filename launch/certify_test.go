@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 )
 
@@ -73,6 +74,7 @@ func TestCertifyUsageErrors(t *testing.T) {
 			o.Endpoints, o.Kine.Backend, o.Given = "127.0.0.1:2379", "postgres", map[string]string{"kine-backend": "postgres"}
 		}, "go with --fixture kine"},
 		{func(o *CertifyOptions) { o.Fixture, o.Limitations = "kine", []string{"no-such"} }, "--limitation \"no-such\""},
+		{func(o *CertifyOptions) { o.Command, o.Security.CACert = "x {client_port}", "ca.pem" }, "go with --endpoints"},
 	} {
 		o := DefaultCertifyOptions()
 		tc.mod(&o)
@@ -133,6 +135,49 @@ func TestCertifyFaultsForEndpoints(t *testing.T) {
 	o.Endpoints, o.Command = "", "etcd {client_port}"
 	if use, left := o.certifyFaults("kube"); len(use) != len(certifyKubeFaults) || len(left) != 0 {
 		t.Fatalf("command: use %v, left %v", use, left)
+	}
+}
+
+// A server run over TLS with auth: every phase is handed the security,
+// and the repros name it without the password. kube-apiserver takes a CA
+// and a client certificate only: a user, or skipping verification, keeps
+// the Kubernetes phases from running, saying why.
+func TestCertifyEndpointsOverTLS(t *testing.T) {
+	o := DefaultCertifyOptions()
+	o.Endpoints = "127.0.0.1:2379"
+	o.Security = EtcdSecurity{CACert: "ca.pem", Cert: "c.pem", Key: "k.pem", User: "root:secret"}
+	srv := o.certifiedServer()
+	for _, target := range []string{"etcd", "kube"} {
+		co := ConformOptions{Target: target}
+		srv.conform(&co)
+		ro := Options{Target: target}
+		srv.run(&ro)
+		if co.Security != o.Security || ro.Security != o.Security || co.Endpoints != o.Endpoints || ro.Endpoints != o.Endpoints {
+			t.Errorf("%s: the phases are not handed the server's security: conform %+v, run %+v", target, co.Security, ro.Security)
+		}
+		f := srv.flags(target)
+		if !strings.Contains(f, "--cacert 'ca.pem' --cert 'c.pem' --key 'k.pem' --user 'root'") || strings.Contains(f, "secret") {
+			t.Errorf("%s repro flags %q", target, f)
+		}
+	}
+	for _, tc := range []struct {
+		sec  fixtures.Security
+		want string
+	}{
+		{fixtures.Security{CACert: "ca.pem", User: "root"}, "kube-apiserver has no etcd user and password"},
+		{fixtures.Security{InsecureSkipVerify: true}, "always verifies"},
+		{fixtures.Security{Cert: "c.pem", Key: "k.pem"}, "needs the CA"},
+	} {
+		if _, err := storeTLS(tc.sec); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("storeTLS(%+v) = %v, want %q", tc.sec, err, tc.want)
+		}
+	}
+	tls, err := storeTLS(fixtures.Security{CACert: "ca.pem", Cert: "c.pem", Key: "k.pem"})
+	if err != nil || !filepath.IsAbs(tls.CAFile) || !filepath.IsAbs(tls.CertFile) || !filepath.IsAbs(tls.KeyFile) {
+		t.Errorf("storeTLS = %+v, %v; want absolute paths", tls, err)
+	}
+	if tls, err := storeTLS(fixtures.Security{}); err != nil || tls.CAFile != "" || tls.CertFile != "" {
+		t.Errorf("storeTLS of plain gRPC = %+v, %v; want none", tls, err)
 	}
 }
 

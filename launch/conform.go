@@ -246,8 +246,13 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	default:
 		return nil, nil, nil, Usagef("--target %q: etcd or kube", o.Target)
 	}
-	if o.Security.given() {
-		return nil, nil, nil, Usagef("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
+	if o.Security.given() && o.Store != StoreEndpoints {
+		return nil, nil, nil, Usagef("--cacert, --cert, --key, --user and --password reach etcd members you run (--store endpoints --endpoints HOST:PORT); for a Kubernetes API server use --ca-file, --token or --kubeconfig")
+	}
+	if o.Store == StoreEndpoints {
+		if _, err := storeTLS(o.Security.Resolved()); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	switch {
 	case o.Store == "":

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
@@ -32,6 +33,7 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 		}
 		s := fx.Servers()
 		srv := kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()}
+		sec, _ := o.storeSecurity(store)
 		under := "etcd " + o.EtcdVersion
 		switch store {
 		case StoreKine:
@@ -45,7 +47,7 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 			under = "the server at " + o.Endpoints
 		}
 		return probed{name: fmt.Sprintf("kube-apiserver %s (watch cache %s) over %s, started by vigil", version, cache, under),
-			run:  probesAt(kubeprobes.Config{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints()), Resources: res, Only: only}),
+			run:  probesAt(kubeprobes.Config{Server: srv, Compact: conformance.EtcdCompactor(fx.Endpoints(), sec), Resources: res, Only: only}),
 			stop: func() { fx.Stop() }}, nil
 	}
 	var target probed
@@ -74,6 +76,18 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 	}, nil
 }
 
+// storeSecurity is how vigil and the API servers reach store: the
+// options' security for a store the user runs (check has vetted it),
+// none for one vigil starts.
+func (o *ConformOptions) storeSecurity(store string) (fixtures.Security, kubeapiserver.EtcdTLS) {
+	if store != StoreEndpoints {
+		return fixtures.Security{}, kubeapiserver.EtcdTLS{}
+	}
+	sec := o.Security.Resolved()
+	tls, _ := storeTLS(sec)
+	return sec, tls
+}
+
 // kubeServer builds (if needed) and starts a 1-member etcd with one
 // kube-apiserver over it in dir.
 func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir, store string) (*kubeapiserver.Fixture, error) {
@@ -85,13 +99,14 @@ func (o *ConformOptions) kubeServer(ctx context.Context, kubeVersion, dir, store
 	if err != nil {
 		return nil, err
 	}
-	st, err := storeFixture(ctx, store, o.Command, o.Endpoints, o.Kine, dir, nil)
+	sec, tls := o.storeSecurity(store)
+	st, err := storeFixture(ctx, store, o.Command, o.Endpoints, sec, o.Kine, dir, nil)
 	if err != nil {
 		return nil, err
 	}
 	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: dir, Store: st,
 		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: o.EtcdVersion},
-		APIServers: kubeapiserver.Config{Binary: kubeBin, Version: kubeVersion, DisableWatchCache: !o.WatchCache}})
+		APIServers: kubeapiserver.Config{Binary: kubeBin, Version: kubeVersion, DisableWatchCache: !o.WatchCache, EtcdTLS: tls}})
 	fmt.Fprintf(os.Stderr, "starting the store (%s) and kube-apiserver %s in %s\n", store, kubeVersion, dir)
 	return fx, startFixture(ctx, fx, 3*time.Minute)
 }

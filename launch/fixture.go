@@ -92,7 +92,7 @@ func (o *Options) kubeFixture(ctx context.Context, net fixtures.Network) (fixtur
 			FeatureGates: o.Kube.FeatureGates})
 		return fx, func() []kube.Config { return serverConfigs(fx.Replicas(), fx.Token(), fx.CAFile()) }, nil
 	}
-	store, err := storeFixture(ctx, o.Kube.Store, o.Command, o.Endpoints, o.Kine, o.Out, net)
+	store, err := storeFixture(ctx, o.Kube.Store, o.Command, o.Endpoints, o.security, o.Kine, o.Out, net)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +100,7 @@ func (o *Options) kubeFixture(ctx context.Context, net fixtures.Network) (fixtur
 		Etcd: etcdproc.Config{Binary: etcdBin, Members: o.Members, Version: o.EtcdVersion, Failpoints: o.Failpoints, Settings: o.Settings},
 		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: o.Kube.APIServers, Version: ver,
 			DisableWatchCache: !o.Kube.WatchCache, EtcdCompactionInterval: o.Kube.CompactionInterval,
-			FeatureGates: o.Kube.FeatureGates}})
+			FeatureGates: o.Kube.FeatureGates, EtcdTLS: o.Kube.storeTLS}})
 	return fx, func() []kube.Config {
 		s := fx.Servers()
 		return serverConfigs(s.Replicas(), s.Token(), s.CAFile())

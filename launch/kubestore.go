@@ -38,10 +38,33 @@ func (endpointStore) StartMember(_ context.Context, n string) error { return err
 func (endpointStore) Pause(name string) error                       { return errNotOwned(name) }
 func (endpointStore) Resume(name string) error                      { return errNotOwned(name) }
 
+// storeTLS is how the API servers reach a store the user runs over TLS
+// (--store endpoints with sec): kube-apiserver takes a CA and a client
+// certificate for etcd, and nothing else.
+func storeTLS(sec fixtures.Security) (kubeapiserver.EtcdTLS, error) {
+	abs := func(f string) string {
+		if a, err := filepath.Abs(f); err == nil && f != "" {
+			return a
+		}
+		return f
+	}
+	switch {
+	case sec.User != "" || sec.Password != "":
+		return kubeapiserver.EtcdTLS{}, Usagef("--user and --password: kube-apiserver has no etcd user and password (only --etcd-cafile, --etcd-certfile and --etcd-keyfile), " +
+			"so it cannot run over a store with auth on; give vigil and the API servers a client certificate (--cert, --key) that the store maps to a user instead")
+	case sec.InsecureSkipVerify:
+		return kubeapiserver.EtcdTLS{}, Usagef("--insecure-skip-tls-verify (or ETCDCTL_INSECURE_SKIP_TLS_VERIFY): kube-apiserver always verifies the store's certificate; give --cacert")
+	case sec.TLS() && sec.CACert == "":
+		return kubeapiserver.EtcdTLS{}, Usagef("--cert and --key without --cacert: kube-apiserver needs the CA of the store's certificate; give --cacert")
+	}
+	return kubeapiserver.EtcdTLS{CAFile: abs(sec.CACert), CertFile: abs(sec.Cert), KeyFile: abs(sec.Key)}, nil
+}
+
 // storeFixture makes the store --store names under the API servers (nil
 // for etcd, which kubeapiserver starts itself), not started. dir is the
-// run's dir; the store's process, if any, goes under dir/members.
-func storeFixture(ctx context.Context, store, command, endpoints string, kineOpts KineOptions, dir string, net fixtures.Network) (kubeapiserver.Store, error) {
+// run's dir; the store's process, if any, goes under dir/members. sec
+// reaches a store at endpoints.
+func storeFixture(ctx context.Context, store, command, endpoints string, sec fixtures.Security, kineOpts KineOptions, dir string, net fixtures.Network) (kubeapiserver.Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -52,7 +75,7 @@ func storeFixture(ctx context.Context, store, command, endpoints string, kineOpt
 	case StoreCommand:
 		return commandServer(command, abs, net)
 	case StoreEndpoints:
-		return endpointStore{external.New(external.Config{Endpoints: strings.Split(endpoints, ",")})}, nil
+		return endpointStore{external.New(external.Config{Endpoints: strings.Split(endpoints, ","), Security: sec})}, nil
 	}
 	return nil, nil
 }

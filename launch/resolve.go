@@ -327,14 +327,22 @@ func (o *Options) checkKube() error {
 		return Usagef("--apiservers %d: want 1 or 2", k.APIServers)
 	case o.Fixture == "external" && slices.ContainsFunc(apiFlags, o.given):
 		return Usagef("--apiservers, --watch-cache, --kube-compaction-interval, --feature-gates, --kube-version and --kube-apiserver-binary configure the API servers vigil runs; not with --fixture external")
-	case o.Security.given():
-		return Usagef("--cacert, --cert, --key, --user and --password reach etcd members; for a Kubernetes API server use --ca-file, --token or --kubeconfig")
+	case o.Security.given() && k.Store != StoreEndpoints:
+		return Usagef("--cacert, --cert, --key, --user and --password reach etcd members you run (--store endpoints --endpoints HOST:PORT); for a Kubernetes API server use --ca-file, --token or --kubeconfig")
 	case o.TLS || o.Auth:
 		return Usagef("--tls and --auth set up the etcd cluster of the process fixture (--target etcd --fixture process); " +
 			"for your own cluster give --endpoints with --cacert, --cert, --key, --user and --password")
 	}
 	if k.Store != StoreEtcd {
 		o.Members = 1
+	}
+	if k.Store == StoreEndpoints {
+		o.security = o.Security.Resolved()
+		tls, err := storeTLS(o.security)
+		if err != nil {
+			return err
+		}
+		k.storeTLS = tls
 	}
 	r, ok := kube.ResourceNamed(k.ResourceName)
 	if !ok {

@@ -132,7 +132,7 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 		}
 		fmt.Fprintf(os.Stderr, "API servers up: %s; running the Kubernetes workload for %s\n", strings.Join(urls, ","), o.Kube.workload.Duration)
 		return suites.RunKube(ctx, fx, suites.KubeConfig{Common: o.common(links), Workload: o.Kube.workload, Servers: servers(),
-			Etcd: etcd, Resource: o.Kube.resource, DeleteNamespace: o.Fixture == "external"})
+			Etcd: etcd, EtcdSecurity: o.security, Resource: o.Kube.resource, DeleteNamespace: o.Fixture == "external"})
 	})
 }
 

@@ -28,6 +28,9 @@ type KubeConfig struct {
 	// when vigil runs it: forced compactions and the oracle watch need it.
 	// Empty for a server vigil only connects to.
 	Etcd []string
+	// EtcdSecurity reaches that etcd, when it is one the user runs
+	// (--store endpoints) over TLS.
+	EtcdSecurity fixtures.Security
 	// EtcdPrefix is the API servers' --etcd-prefix; default /registry.
 	EtcdPrefix string
 	// Resource is the collection the workload works on; default
@@ -149,7 +152,7 @@ func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 		var n atomic.Int64
 		s.wl.Etcd = func() (targets.Client, error) {
 			// Spread over the members, the first dial on the last one.
-			c, err := etcdtarget.Dial(cfg.Etcd[int(n.Add(1)-1+int64(len(cfg.Etcd)-1))%len(cfg.Etcd)], 5*time.Second, fixtures.Security{})
+			c, err := etcdtarget.Dial(cfg.Etcd[int(n.Add(1)-1+int64(len(cfg.Etcd)-1))%len(cfg.Etcd)], 5*time.Second, cfg.EtcdSecurity)
 			if err != nil {
 				return nil, err
 			}

@@ -11,6 +11,8 @@ func cmdCertify(fs *flag.FlagSet) action {
 	o := launch.DefaultCertifyOptions()
 	fs.StringVar(&o.Command, "command", "", "your etcd-API server's command line, with {client_port} (the port to serve on 127.0.0.1) and {data_dir}; vigil starts it, and every fault applies")
 	fs.StringVar(&o.Endpoints, "endpoints", "", "HOST:PORT of an etcd-API server you run (only client-side faults apply; certify.json names those left out)")
+	defineEtcdSecurity(fs, &o.Security)
+	fs.BoolVar(&o.Security.InsecureSkipVerify, "insecure-skip-tls-verify", false, "--endpoints: do not verify the server's certificate (the etcd API phases only: kube-apiserver always verifies it)")
 	fs.StringVar(&o.Fixture, "fixture", "", "kine: certify kine (--kine-version or --kine-binary) over --kine-backend, which vigil starts with its database, fresh in each phase, as vigil run --fixture kine and --store kine do; instead of --command or --endpoints")
 	defineKine(fs, &o.Kine)
 	fs.StringVar(&o.Out, "out", "", "output dir: certify.json, certify.html, junit.xml and one subdir per phase (default runs/certify-<timestamp>)")

@@ -35,6 +35,12 @@ func defineServerFlags(fs *flag.FlagSet, k *launch.KubeServer, e *launch.EtcdSec
 	fs.StringVar(&k.Context, "context", "", "--target kube: the kubeconfig context to use instead of the current one; "+
 		"alone, from $KUBECONFIG or ~/.kube/config"+note)
 	fs.BoolVar(&k.InCluster, "in-cluster", false, "--target kube: the API server of the pod vigil runs in, with its service account"+note)
+	defineEtcdSecurity(fs, e)
+}
+
+// defineEtcdSecurity defines the flags that reach etcd members the user
+// runs over TLS or with auth, named as etcdctl names them.
+func defineEtcdSecurity(fs *flag.FlagSet, e *launch.EtcdSecurity) {
 	fs.StringVar(&e.CACert, "cacert", "", "--endpoints: PEM file of the CA that signed the members' certificates (TLS); env ETCDCTL_CACERT")
 	fs.StringVar(&e.Cert, "cert", "", "--endpoints: PEM file of vigil's client certificate, for members that ask for one; env ETCDCTL_CERT")
 	fs.StringVar(&e.Key, "key", "", "--endpoints: PEM file of the key of --cert; env ETCDCTL_KEY")

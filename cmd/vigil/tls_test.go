@@ -67,6 +67,27 @@ func TestTLSAndAuth(t *testing.T) {
 			t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 		}
 	})
+	// kube-apiserver over the cluster (--store endpoints): it reaches etcd
+	// with the CA and the client certificate (whose name, root, etcd's
+	// auth takes for the user), and the Kubernetes run passes. With
+	// --user it is refused: kube-apiserver has no etcd password.
+	t.Run("kube-apiserver over it", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "run")
+		res := vigil(t, 6*time.Minute, append(certs, "run", "--target", "kube", "--store", "endpoints", "--endpoints", endpoint,
+			"--duration", "5s", "--out", out)...)
+		if res.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		log, _ := os.ReadFile(filepath.Join(out, "apiservers", "kube-0", "kube-apiserver.log"))
+		if !strings.Contains(string(log), "--etcd-cafile="+sec.CACert) {
+			t.Errorf("kube-apiserver was not given the CA of the store's certificate:\n%.600s", log)
+		}
+		res = vigil(t, time.Minute, append(certs, "run", "--target", "kube", "--store", "endpoints", "--endpoints", endpoint,
+			"--user", "root", "--password", sec.Password, "--duration", "5s", "--out", filepath.Join(t.TempDir(), "run"))...)
+		if res.code != 3 || !strings.Contains(res.stderr, "kube-apiserver has no etcd user and password") {
+			t.Fatalf("with --user: exit %d, want 3 and why\n%s%s", res.code, res.stdout, res.stderr)
+		}
+	})
 	t.Run("etcdctl's environment variables", func(t *testing.T) {
 		for k, v := range env {
 			t.Setenv(k, v)

@@ -329,10 +329,15 @@ func HeadRevision(ctx context.Context, endpoint string, sec fixtures.Security) (
 // EtcdCompactor returns a function that compacts the etcd under an API
 // server (at endpoints) at revision rev, or at its current revision when
 // rev is 0: the Compact of kubeprobes.Config for a kube-apiserver vigil
-// started, whose resourceVersions are that etcd's revisions.
-func EtcdCompactor(endpoints []string) func(ctx context.Context, rev int64) error {
+// started, whose resourceVersions are that etcd's revisions. sec reaches
+// an etcd served over TLS or with auth.
+func EtcdCompactor(endpoints []string, sec fixtures.Security) func(ctx context.Context, rev int64) error {
 	return func(ctx context.Context, rev int64) error {
-		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+		cfg, err := sec.ClientConfig(clientv3.Config{Endpoints: endpoints, DialTimeout: 3 * time.Second, Logger: zap.NewNop()}, endpoints[0])
+		if err != nil {
+			return err
+		}
+		cli, err := clientv3.New(cfg)
 		if err != nil {
 			return err
 		}

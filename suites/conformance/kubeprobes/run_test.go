@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
@@ -41,7 +42,7 @@ func startKube(t *testing.T, watchCache bool) Config {
 	}
 	s := fx.Servers()
 	return Config{Server: kube.Config{Server: s.URLs()[0], Token: s.Token(), CAFile: s.CAFile()},
-		Compact: conformance.EtcdCompactor(fx.Endpoints())}
+		Compact: conformance.EtcdCompactor(fx.Endpoints(), fixtures.Security{})}
 }
 
 // knownFailures are the probes kube-apiserver fails, as measured,
