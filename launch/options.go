@@ -19,9 +19,9 @@ import (
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures"
-	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
@@ -106,7 +106,7 @@ type KubeOptions struct {
 
 	resource kube.Resource
 	workload workload.KubeConfig
-	servers  []kube.Config // external: the one server, from the options or the kubeconfig
+	servers  []kube.Config         // external: the one server, from the options or the kubeconfig
 	storeTLS kubeapiserver.EtcdTLS // --store endpoints over TLS: how the API servers reach it
 }
 
