@@ -1,7 +1,7 @@
 # vigil: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 
-.PHONY: vigil run test bench vet clean conform bugs kine sweep soak selftest image image-matrix matrix certify
+.PHONY: vigil run test test-long bench vet clean conform bugs kine sweep soak selftest image image-matrix matrix certify
 
 vigil:
 	$(GO) build -o vigil ./cmd/vigil
@@ -16,6 +16,14 @@ run: vigil
 test:
 	$(GO) vet ./...
 	$(GO) test -p 1 -timeout 30m ./...
+
+# make test and the long suite's tests it skips (internal/longtest): every
+# sabotage mode end to end, the other Kubernetes run shapes, the Docker
+# image, the other Docker and interrupt cases, certify of kine, the second
+# failpoint build (about 12 minutes more).
+test-long:
+	$(GO) vet ./...
+	VIGIL_LONG=1 $(GO) test -p 1 -timeout 60m ./...
 
 # The conformance probes against an etcd and a kube-apiserver (with and
 # without its watch cache) vigil starts, each compared with a reference.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/fixtures/binaries"
+	"github.com/vigil-suite/vigil/internal/longtest"
 	"github.com/vigil-suite/vigil/launch"
 )
 
@@ -91,6 +92,7 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 // witness and a repro that starts kine as certify did; its database's
 // faults are left out, SQLite having no database server.
 func TestCertifyKineNotReady(t *testing.T) {
+	longtest.Skip(t)
 	if testing.Short() {
 		t.Skip("starts kine and kube-apiserver")
 	}

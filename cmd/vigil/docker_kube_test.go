@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/internal/longtest"
 )
 
 // --target kube --fixture docker: etcd and an API server in containers,
 // an API server killed and started again; every check passes and nothing
 // is left in docker.
 func TestDockerKubeRun(t *testing.T) {
+	longtest.Skip(t)
 	needDocker(t)
 	out := filepath.Join(t.TempDir(), "run")
 	res := vigil(t, 6*time.Minute, "run", "--target", "kube", "--fixture", "docker", "--members", "1", "--duration", "25s",

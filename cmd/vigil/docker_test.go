@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/fixtures/containers"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/internal/longtest"
 	"github.com/vigil-suite/vigil/matrix"
 )
 
@@ -151,6 +152,7 @@ func startDockerRun(t *testing.T, out string, args ...string) *exec.Cmd {
 // head`) during a docker run, at a seeded moment: it heals, stops,
 // removes its containers and network, and says the run was interrupted.
 func TestDockerInterrupt(t *testing.T) {
+	longtest.Skip(t)
 	needDocker(t)
 	rng := rand.New(rand.NewPCG(2026, 25))
 	for _, how := range []string{"SIGINT", "SIGHUP", "SIGQUIT", "closed-pipe"} {
@@ -273,6 +275,7 @@ func TestDockerNoEngine(t *testing.T) {
 // the image runs: it says its version, and refuses an unreachable
 // endpoint with a setup error (exit 3), writing its result to /runs.
 func TestImage(t *testing.T) {
+	longtest.Skip(t)
 	needDocker(t)
 	ctxDir := t.TempDir()
 	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(ctxDir, "vigil"), ".")

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-suite/vigil/internal/longtest"
 )
 
 // netTraces lists namespaces, links and host iptables rules that belong to
@@ -35,6 +37,7 @@ func netTraces(pid int) []string {
 // etcd process, and with --net netns (as root) no namespace, veth, bridge
 // or iptables rule.
 func TestInterruptAtRandomMoments(t *testing.T) {
+	longtest.Skip(t)
 	if testing.Short() {
 		t.Skip("runs vigil against real etcd")
 	}

@@ -103,10 +103,16 @@ func TestRunKine(t *testing.T) {
 	for _, f := range r.Stats.Forms {
 		forms[f.Form] = f
 	}
-	// How many depends on the machine's load (kine over SQLite answers
-	// tens to hundreds a second here); that several clients sent them
-	// at once does not.
-	g.Expect(forms["put"].Sent).To(BeNumerically(">=", 50), "%+v", forms["put"])
+	// How many depends on the machine's load (kine over SQLite answered
+	// 66 operations a second alone here, 410 of them plain puts in 8 s,
+	// and 38 puts in all under make test's load); their share of what
+	// was sent, and that several clients sent them at once, do not.
+	sent := 0
+	for _, f := range r.Stats.Forms {
+		sent += f.Sent
+	}
+	g.Expect(forms["put"].Sent).To(BeNumerically(">=", 10), "%+v", forms["put"])
+	g.Expect(float64(forms["put"].Sent)).To(BeNumerically(">=", 0.05*float64(sent)), "plain puts among %d requests sent: %+v", sent, forms["put"])
 	putters := map[int]bool{}
 	for _, o := range h.Operations {
 		if o.Request.Kind == history.OpPut {
