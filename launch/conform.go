@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 	"github.com/vigil-suite/vigil/targets/kube"
@@ -55,6 +56,11 @@ type ConformOptions struct {
 	Resources   string // configmaps, crd or all
 
 	Given map[string]string // the options set on the command line
+
+	// storeSec and storeTLS reach the store at Endpoints under the
+	// kube-apiserver vigil starts (Store endpoints), as check found them.
+	storeSec fixtures.Security
+	storeTLS kubeapiserver.EtcdTLS
 }
 
 // DefaultConformOptions are the options of a bare `vigil conform`.
@@ -250,7 +256,8 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 		return nil, nil, nil, Usagef("--cacert, --cert, --key, --user and --password reach etcd members you run (--store endpoints --endpoints HOST:PORT); for a Kubernetes API server use --ca-file, --token or --kubeconfig")
 	}
 	if o.Store == StoreEndpoints {
-		if _, err := storeTLS(o.Security.Resolved()); err != nil {
+		var err error
+		if o.storeSec, o.storeTLS, err = storeSecurity(o.Security); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -76,16 +76,13 @@ func (o *ConformOptions) kubeServers(ctx context.Context, res []kube.Resource, e
 	}, nil
 }
 
-// storeSecurity is how vigil and the API servers reach store: the
-// options' security for a store the user runs (check has vetted it),
-// none for one vigil starts.
+// storeSecurity is how vigil and the API servers reach store: what
+// check found for a store the user runs, none for one vigil starts.
 func (o *ConformOptions) storeSecurity(store string) (fixtures.Security, kubeapiserver.EtcdTLS) {
 	if store != StoreEndpoints {
 		return fixtures.Security{}, kubeapiserver.EtcdTLS{}
 	}
-	sec := o.Security.Resolved()
-	tls, _ := storeTLS(sec)
-	return sec, tls
+	return o.storeSec, o.storeTLS
 }
 
 // kubeServer builds (if needed) and starts a 1-member etcd with one

@@ -38,9 +38,16 @@ func (endpointStore) StartMember(_ context.Context, n string) error { return err
 func (endpointStore) Pause(name string) error                       { return errNotOwned(name) }
 func (endpointStore) Resume(name string) error                      { return errNotOwned(name) }
 
-// storeTLS is how the API servers reach a store the user runs over TLS
-// (--store endpoints with sec): kube-apiserver takes a CA and a client
-// certificate for etcd, and nothing else.
+// storeSecurity is how vigil (sec: e, the environment filling in what is
+// unset) and the API servers (tls) reach a store the user runs (--store
+// endpoints): kube-apiserver takes a CA and a client certificate for
+// etcd, and nothing else.
+func storeSecurity(e EtcdSecurity) (sec fixtures.Security, tls kubeapiserver.EtcdTLS, err error) {
+	sec = e.Resolved()
+	tls, err = storeTLS(sec)
+	return sec, tls, err
+}
+
 func storeTLS(sec fixtures.Security) (kubeapiserver.EtcdTLS, error) {
 	abs := func(f string) string {
 		if a, err := filepath.Abs(f); err == nil && f != "" {

@@ -337,12 +337,10 @@ func (o *Options) checkKube() error {
 		o.Members = 1
 	}
 	if k.Store == StoreEndpoints {
-		o.security = o.Security.Resolved()
-		tls, err := storeTLS(o.security)
-		if err != nil {
+		var err error
+		if o.security, k.storeTLS, err = storeSecurity(o.Security); err != nil {
 			return err
 		}
-		k.storeTLS = tls
 	}
 	r, ok := kube.ResourceNamed(k.ResourceName)
 	if !ok {

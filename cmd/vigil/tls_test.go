@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,20 @@ func TestTLSAndAuth(t *testing.T) {
 		log, _ := os.ReadFile(filepath.Join(out, "apiservers", "kube-0", "kube-apiserver.log"))
 		if !strings.Contains(string(log), "--etcd-cafile="+sec.CACert) {
 			t.Errorf("kube-apiserver was not given the CA of the store's certificate:\n%.600s", log)
+		}
+		// The Kubernetes probes through it: the probes' compactions reach
+		// the store over TLS too.
+		conformOut := filepath.Join(t.TempDir(), "conform")
+		res = vigil(t, 6*time.Minute, append(certs, "conform", "--target", "kube", "--store", "endpoints", "--endpoints", endpoint,
+			"--reference", "none", "--only", "kube-list/", "--out", conformOut)...)
+		if res.code != 0 {
+			t.Fatalf("conform through kube-apiserver over the TLS store: exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		var rep struct {
+			Counts map[string]int `json:"counts"`
+		}
+		if b, err := os.ReadFile(filepath.Join(conformOut, "result.json")); err != nil || json.Unmarshal(b, &rep) != nil || rep.Counts["pass"] == 0 {
+			t.Errorf("no Kubernetes probe passed through kube-apiserver over the TLS store: %v %v", rep.Counts, err)
 		}
 		res = vigil(t, time.Minute, append(certs, "run", "--target", "kube", "--store", "endpoints", "--endpoints", endpoint,
 			"--user", "root", "--password", sec.Password, "--duration", "5s", "--out", filepath.Join(t.TempDir(), "run"))...)
