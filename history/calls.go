@@ -19,6 +19,9 @@ const (
 	CallLeaseGrant     CallKind = "lease-grant"
 	CallLeaseKeepAlive CallKind = "lease-keepalive"
 	CallLeaseRevoke    CallKind = "lease-revoke"
+	// CallLeaseTimeToLive asks a lease's remaining TTL and, with Attached,
+	// the keys attached to it (format 4).
+	CallLeaseTimeToLive CallKind = "lease-ttl"
 )
 
 // Call is one such request: when it was sent and what came back. For a
@@ -38,6 +41,14 @@ type Call struct {
 	// TTL the one asked for (grant) or answered (grant, keep-alive).
 	Lease int64 `json:"lease,omitempty"`
 	TTL   int64 `json:"ttl,omitempty"`
+	// Attached asks a time-to-live call for the lease's keys; Keys are
+	// the keys it answered (format 4). A TTL of -1 answers a lease that
+	// does not exist (expired or revoked).
+	Attached bool     `json:"attached,omitempty"`
+	Keys     []string `json:"keys,omitempty"`
+	// Draw names the grammar productions the call was drawn from, as
+	// Operation.Draw (format 4).
+	Draw []string `json:"draw,omitempty"`
 	// Revision is the header revision of the answer, where it has one.
 	Revision int64     `json:"revision,omitempty"`
 	Error    string    `json:"error,omitempty"`

@@ -19,14 +19,22 @@ import (
 // put, "-delete" or "-read" for one delete or range, "-multi" for more
 // than one, "-empty" for none), then its failure branch ("-else-read"
 // when it only reads, "-else-write" otherwise): "txn-mod-else-read" is a
-// compare-and-swap with a read when the compare fails.
+// compare-and-swap with a read when the compare fails. Format 4's fields
+// add their own words: "-sort" and "-filter" for a range,
+// "-ignore-value" and "-ignore-lease" for a put, "-range" after a txn's
+// targets when a compare spans keys, "-nested" when a branch holds a txn.
+// The grammar's productions (Operation.Draw) say far more; forms stay the
+// names a server refuses by.
 func FormOf(r Request) string {
 	switch r.Kind {
 	case OpRange:
 		return "range" + span(r) + flag(r.Limit > 0, "-limit") + flag(r.Revision > 0, "-rev") +
-			flag(r.Serializable, "-serializable") + flag(r.KeysOnly, "-keys-only") + flag(r.CountOnly, "-count-only")
+			flag(r.Serializable, "-serializable") + flag(r.KeysOnly, "-keys-only") + flag(r.CountOnly, "-count-only") +
+			flag(r.SortOrder != "" || r.SortTarget != "", "-sort") +
+			flag(r.MinModRevision != 0 || r.MaxModRevision != 0 || r.MinCreateRevision != 0 || r.MaxCreateRevision != 0, "-filter")
 	case OpPut:
-		return "put" + flag(r.PrevKV, "-prev-kv") + flag(r.Lease != 0, "-lease")
+		return "put" + flag(r.PrevKV, "-prev-kv") + flag(r.Lease != 0, "-lease") +
+			flag(r.IgnoreValue, "-ignore-value") + flag(r.IgnoreLease, "-ignore-lease")
 	case OpDelete:
 		return "delete" + span(r) + flag(r.PrevKV, "-prev-kv")
 	case OpTxn:
@@ -43,11 +51,13 @@ func flag(on bool, s string) string {
 }
 
 // span names a range's extent: "" for one key.
-func span(r Request) string {
+func span(r Request) string { return spanOf(r.Key, r.End) }
+
+func spanOf(key, end string) string {
 	switch {
-	case r.End == "":
+	case end == "":
 		return ""
-	case r.End == PrefixEnd(r.Key):
+	case end == PrefixEnd(key):
 		return "-prefix"
 	}
 	return "-interval"
@@ -63,6 +73,12 @@ func txnForm(r Request) string {
 	f := "txn"
 	for _, t := range targets {
 		f += "-" + t
+	}
+	if slices.ContainsFunc(r.Compares, func(c Compare) bool { return c.End != "" }) {
+		f += "-range"
+	}
+	if r.Nested() {
+		f += "-nested"
 	}
 	switch {
 	case len(r.Success) == 0:

@@ -14,7 +14,13 @@ import "time"
 // every older one. Format 2 added call records (progress requests, lease
 // calls): a format-1 history sent them unrecorded. Format 3 added segments
 // (Segment, the segment marks): a long run cut into parts judged one by one.
-const FormatVersion = 3
+// Format 4 added the rest of the etcd API's grammar: every range option
+// (sort, the revision filters), put's ignore_value and ignore_lease, nested
+// txns, compares on lease and over a key range, physical compaction, the
+// lease time-to-live call, the definite errors that come with them
+// (key-not-found, lease-not-found, invalid), and the productions a request
+// was drawn from (Draw).
+const FormatVersion = 4
 
 // OpKind names an etcd v3 API call.
 type OpKind string
@@ -30,11 +36,18 @@ const (
 	// OpDefrag defragments one member's backend (Maintenance.Defragment);
 	// it changes no key and answers from that member alone.
 	OpDefrag OpKind = "defrag"
+	// OpLeaseGrant and OpLeaseRevoke are lease calls the model judges
+	// (format 4): a grant makes a lease that puts may attach keys to, a
+	// revoke deletes the keys attached, in one revision when there are
+	// any. Leases the workload keeps in the background (granted for the
+	// whole run, revoked with no key attached) are calls instead.
+	OpLeaseGrant  OpKind = "lease-grant"
+	OpLeaseRevoke OpKind = "lease-revoke"
 )
 
 // IsWrite reports whether an operation of this kind can change the store.
 func (k OpKind) IsWrite() bool {
-	return k == OpPut || k == OpDelete || k == OpTxn
+	return k == OpPut || k == OpDelete || k == OpTxn || k == OpLeaseRevoke
 }
 
 // KV is one key-value pair as the server returned it.
@@ -49,17 +62,43 @@ type KV struct {
 // Compare is one condition of a Txn.
 type Compare struct {
 	Key string `json:"key"`
-	// Target is what is compared: "mod", "create", "version" or "value".
+	// End, when set, makes the compare hold over every key in [Key, End)
+	// ("\x00": every key from Key on); format 4.
+	End string `json:"end,omitempty"`
+	// Target is what is compared: "mod", "create", "version", "value" or
+	// "lease" (format 4).
 	Target string `json:"target"`
 	// Result is the operator: "=", "!=", "<" or ">".
 	Result string `json:"result"`
-	// Int is the operand for mod, create and version; Value for value.
+	// Int is the operand for mod, create, version and lease; Value for value.
 	Int   int64  `json:"int,omitempty"`
 	Value string `json:"value,omitempty"`
 }
 
+// The compare targets.
+const (
+	CompareMod     = "mod"
+	CompareCreate  = "create"
+	CompareVersion = "version"
+	CompareValue   = "value"
+	CompareLease   = "lease"
+)
+
+// The sort orders and targets of a range (RangeRequest.sort_order and
+// sort_target); "" is etcd's default (none; key).
+const (
+	SortAscend  = "ascend"
+	SortDescend = "descend"
+
+	SortByKey     = "key"
+	SortByVersion = "version"
+	SortByCreate  = "create"
+	SortByMod     = "mod"
+	SortByValue   = "value"
+)
+
 // Request is the input of an operation. Fields apply by Kind; a Txn's
-// branches are Requests of kind range, put or delete.
+// branches are Requests of kind range, put, delete or (format 4) txn.
 type Request struct {
 	Kind OpKind `json:"kind"`
 	Key  string `json:"key,omitempty"`
@@ -74,6 +113,25 @@ type Request struct {
 	PrevKV       bool   `json:"prev_kv,omitempty"`
 	// Lease attaches a put to a lease (its id, from a lease-grant call).
 	Lease int64 `json:"lease,omitempty"`
+
+	// Format 4. A range's sort (SortAscend, SortDescend; by SortByKey,
+	// SortByVersion, ...) and its filters on the returned keys' mod and
+	// create revisions (0: no bound).
+	SortOrder         string `json:"sort_order,omitempty"`
+	SortTarget        string `json:"sort_target,omitempty"`
+	MinModRevision    int64  `json:"min_mod_revision,omitempty"`
+	MaxModRevision    int64  `json:"max_mod_revision,omitempty"`
+	MinCreateRevision int64  `json:"min_create_revision,omitempty"`
+	MaxCreateRevision int64  `json:"max_create_revision,omitempty"`
+	// A put that keeps the key's current value (Value is then empty) or
+	// its current lease; either fails with key-not-found on a missing key.
+	IgnoreValue bool `json:"ignore_value,omitempty"`
+	IgnoreLease bool `json:"ignore_lease,omitempty"`
+	// Physical: a compaction that answers once its revisions are removed.
+	Physical bool `json:"physical,omitempty"`
+	// TTL is a lease grant's, in seconds; a grant's Lease, when not 0, is
+	// the id asked for.
+	TTL int64 `json:"ttl,omitempty"`
 
 	Compares []Compare `json:"compares,omitempty"`
 	Success  []Request `json:"success,omitempty"`
@@ -94,8 +152,14 @@ type Response struct {
 	Deleted int64 `json:"deleted,omitempty"`
 	PrevKVs []KV  `json:"prev_kvs,omitempty"`
 
+	// Succeeded and Responses answer a txn: one response per request of
+	// the branch taken, a nested txn's with its own Succeeded and Responses.
 	Succeeded bool       `json:"succeeded,omitempty"`
 	Responses []Response `json:"responses,omitempty"`
+
+	// Lease and TTL answer a lease grant: the id granted and its TTL.
+	Lease int64 `json:"lease,omitempty"`
+	TTL   int64 `json:"ttl,omitempty"`
 
 	// CompactRevision and Hash answer HashKV; Status fills CompactRevision
 	// too where the server reports it.
@@ -117,6 +181,18 @@ const (
 	// refused write as one that may have been applied, which can hide a
 	// violation but never invent one.
 	ErrRefused ErrorCode = "refused"
+	// ErrKeyNotFound: a put with ignore_value or ignore_lease found no key
+	// to keep the value or lease of (format 4). A definite answer: nothing
+	// of the request was applied.
+	ErrKeyNotFound ErrorCode = "key-not-found"
+	// ErrLeaseNotFound: a put named a lease that does not exist (format 4).
+	// A definite answer: nothing of the request was applied.
+	ErrLeaseNotFound ErrorCode = "lease-not-found"
+	// ErrInvalid: the server refused the request as malformed whatever
+	// the store holds (gRPC InvalidArgument: a key written twice in a
+	// txn, too many operations, ignore_value with a value; format 4). A
+	// definite answer: nothing was applied.
+	ErrInvalid ErrorCode = "invalid"
 	// ErrUnknown: anything else (timeout, lost leader, connection reset). For
 	// a write the outcome is unknown: it may or may not have been applied.
 	ErrUnknown ErrorCode = "unknown"
@@ -136,10 +212,33 @@ type Operation struct {
 	Response *Response     `json:"response,omitempty"`
 	Error    string        `json:"error,omitempty"`
 	Code     ErrorCode     `json:"code,omitempty"`
+	// Draw names the productions of the API's grammar the request was
+	// drawn from, and the value class of each field the request alone
+	// does not tell (format 4): "range.revision=compact" says the
+	// revision was the compact revision when it was sent.
+	Draw []string `json:"draw,omitempty"`
 }
 
 // Failed reports whether the operation got no response.
 func (o *Operation) Failed() bool { return o.Response == nil }
+
+// Definite reports whether the operation failed with an answer that says
+// what happened: a read or compaction refused at its revision, or a
+// write the server refused without applying any of it (a range of the
+// txn at a compacted or future revision, a missing key or lease, a
+// malformed request). ErrRefused is not definite: a refused write is
+// treated as one that may have been applied.
+func (o *Operation) Definite() bool { return o.Failed() && o.Code.Definite() }
+
+// Definite reports whether an error of this code says the request took
+// no effect (see Operation.Definite).
+func (c ErrorCode) Definite() bool {
+	switch c {
+	case ErrCompacted, ErrFutureRevision, ErrKeyNotFound, ErrLeaseNotFound, ErrInvalid:
+		return true
+	}
+	return false
+}
 
 // WatchRequest is what a watch asked for.
 type WatchRequest struct {

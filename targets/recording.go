@@ -55,13 +55,14 @@ func (r *Recording) RequestProgress(ctx context.Context) error {
 
 // Lease makes one lease call and records it as a history.Call of its
 // kind, with the lease's id and the TTL answered (or, for a grant that
-// failed, asked for).
-func (r *Recording) Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (LeaseAnswer, error) {
-	c := history.Call{Kind: kind, Lease: id, TTL: ttl}
+// failed, asked for), and the keys a time-to-live call answered. draw
+// names the grammar productions it was drawn from, if any.
+func (r *Recording) Lease(ctx context.Context, req LeaseRequest, draw ...string) (LeaseAnswer, error) {
+	c := history.Call{Kind: req.Kind, Lease: req.ID, TTL: req.TTL, Attached: req.Attached, Draw: draw}
 	tok := r.rec.Begin()
 	defer r.rec.End(tok)
 	c.Call = r.rec.Now()
-	a, err := r.inner.Lease(ctx, kind, id, ttl)
+	a, err := r.inner.Lease(ctx, req)
 	c.Return = r.rec.Now()
 	if err != nil {
 		c.Error, c.Code = err.Error(), CodeOf(err)
@@ -70,9 +71,10 @@ func (r *Recording) Lease(ctx context.Context, kind history.CallKind, id, ttl in
 		if a.ID != 0 {
 			c.Lease = a.ID
 		}
-		if kind != history.CallLeaseRevoke {
+		if req.Kind != history.CallLeaseRevoke {
 			c.TTL = a.TTL
 		}
+		c.Keys = a.Keys
 	}
 	r.record(c)
 	return a, err

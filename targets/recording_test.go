@@ -20,11 +20,12 @@ func (s *scripted) Do(context.Context, history.Request) (*history.Response, erro
 	return s.resp, s.err
 }
 func (s *scripted) RequestProgress(context.Context) error { return nil }
-func (s *scripted) Lease(_ context.Context, kind history.CallKind, id, ttl int64) (LeaseAnswer, error) {
+func (s *scripted) Lease(_ context.Context, req LeaseRequest) (LeaseAnswer, error) {
+	id, ttl := req.ID, req.TTL
 	if s.err != nil {
 		return LeaseAnswer{}, s.err
 	}
-	if kind == history.CallLeaseGrant {
+	if req.Kind == history.CallLeaseGrant {
 		id = 77
 	}
 	return LeaseAnswer{ID: id, TTL: ttl, Revision: 9}, nil

@@ -25,20 +25,31 @@ type Client interface {
 	// RequestProgress asks the server for a progress notification on the
 	// watch streams of this client.
 	RequestProgress(ctx context.Context) error
-	// Lease makes one call of the Lease service: kind is
-	// history.CallLeaseGrant (ttl asked for), CallLeaseKeepAlive (one
-	// keep-alive of lease id) or CallLeaseRevoke (lease id). Errors should
-	// be *OpError where the adapter can classify them.
-	Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (LeaseAnswer, error)
+	// Lease makes one call of the Lease service. Errors should be
+	// *OpError where the adapter can classify them.
+	Lease(ctx context.Context, req LeaseRequest) (LeaseAnswer, error)
 	// Member is the endpoint this client talks to.
 	Member() string
 	Close() error
 }
 
+// LeaseRequest is one call of the Lease service: Kind is
+// history.CallLeaseGrant (TTL asked for; ID 0 lets the server choose),
+// CallLeaseKeepAlive (one keep-alive of lease ID), CallLeaseRevoke (lease
+// ID) or CallLeaseTimeToLive (lease ID, with its keys when Attached).
+type LeaseRequest struct {
+	Kind     history.CallKind
+	ID, TTL  int64
+	Attached bool
+}
+
 // LeaseAnswer is what a lease call answered: the lease's id, its TTL in
-// seconds (grant, keep-alive) and the header revision.
+// seconds (grant, keep-alive, time-to-live: -1 for a lease that does not
+// exist), the keys attached (time-to-live with Attached) and the header
+// revision.
 type LeaseAnswer struct {
 	ID, TTL, Revision int64
+	Keys              []string
 }
 
 // WatchMessage is one message of a watch stream, without vigil's ids and

@@ -135,7 +135,8 @@ func (r *refuser) RequestProgress(context.Context) error {
 	return nil
 }
 
-func (r *refuser) Lease(_ context.Context, kind history.CallKind, id, ttl int64) (targets.LeaseAnswer, error) {
+func (r *refuser) Lease(_ context.Context, req targets.LeaseRequest) (targets.LeaseAnswer, error) {
+	kind, ttl := req.Kind, req.TTL
 	r.leases = append(r.leases, kind)
 	if r.refuse[string(kind)] {
 		return targets.LeaseAnswer{}, r.no(string(kind))

@@ -83,7 +83,7 @@ func (w *Workload) grantLeases(ctx context.Context, c *targets.Recording) {
 	}
 	for i := 0; i < leasedCount; i++ {
 		rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
-		a, err := c.Lease(rctx, history.CallLeaseGrant, 0, w.leaseTTL())
+		a, err := c.Lease(rctx, targets.LeaseRequest{Kind: history.CallLeaseGrant, TTL: w.leaseTTL()})
 		cancel()
 		if err == nil {
 			w.leases.add(a.ID)
@@ -105,7 +105,7 @@ func (w *Workload) leaser(runCtx, reqCtx context.Context, c *targets.Recording, 
 	call := func(kind history.CallKind, id int64) (targets.LeaseAnswer, bool) {
 		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
 		defer cancel()
-		a, err := c.Lease(rctx, kind, id, w.leaseTTL())
+		a, err := c.Lease(rctx, targets.LeaseRequest{Kind: kind, ID: id, TTL: w.leaseTTL()})
 		if targets.CodeOf(err) == history.ErrRefused {
 			refused[kind] = true
 		}

@@ -67,7 +67,7 @@ func probeForms(ctx context.Context, c targets.Client, prefix string, leaseTTL i
 	lease := func(kind history.CallKind, id int64) (targets.LeaseAnswer, error) {
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		a, err := c.Lease(rctx, kind, id, leaseTTL)
+		a, err := c.Lease(rctx, targets.LeaseRequest{Kind: kind, ID: id, TTL: leaseTTL})
 		note(string(kind), err)
 		return a, err
 	}

@@ -85,7 +85,11 @@ func (c *Client) Do(ctx context.Context, req history.Request) (*history.Response
 	case history.OpTxn:
 		return c.txn(ctx, req)
 	case history.OpCompact:
-		resp, err := c.c.Compact(ctx, req.Revision)
+		var opts []clientv3.CompactOption
+		if req.Physical {
+			opts = append(opts, clientv3.WithCompactPhysical())
+		}
+		resp, err := c.c.Compact(ctx, req.Revision, opts...)
 		if err != nil {
 			return nil, classify(err)
 		}
@@ -107,6 +111,16 @@ func (c *Client) Do(ctx context.Context, req history.Request) (*history.Response
 			out.Revision, out.MemberID = h.Revision, h.MemberId
 		}
 		return out, nil
+	case history.OpLeaseGrant, history.OpLeaseRevoke:
+		kind := history.CallLeaseGrant
+		if req.Kind == history.OpLeaseRevoke {
+			kind = history.CallLeaseRevoke
+		}
+		a, err := c.Lease(ctx, targets.LeaseRequest{Kind: kind, ID: req.Lease, TTL: req.TTL})
+		if err != nil {
+			return nil, err
+		}
+		return &history.Response{Revision: a.Revision, Lease: a.ID, TTL: a.TTL}, nil
 	case history.OpHashKV:
 		resp, err := c.c.HashKV(ctx, c.endpoint, req.Revision)
 		if err != nil {
@@ -119,19 +133,7 @@ func (c *Client) Do(ctx context.Context, req history.Request) (*history.Response
 }
 
 func (c *Client) txn(ctx context.Context, req history.Request) (*history.Response, error) {
-	cmps := make([]clientv3.Cmp, 0, len(req.Compares))
-	for _, cm := range req.Compares {
-		cmp, err := toCmp(cm)
-		if err != nil {
-			return nil, err
-		}
-		cmps = append(cmps, cmp)
-	}
-	then, err := toOps(req.Success)
-	if err != nil {
-		return nil, err
-	}
-	els, err := toOps(req.Failure)
+	cmps, then, els, err := txnParts(req)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +147,25 @@ func (c *Client) txn(ctx context.Context, req history.Request) (*history.Respons
 		out.Responses = append(out.Responses, fromResponseOp(r))
 	}
 	return out, nil
+}
+
+// txnParts translates a txn's compares and branches.
+func txnParts(req history.Request) (cmps []clientv3.Cmp, then, els []clientv3.Op, err error) {
+	cmps = make([]clientv3.Cmp, 0, len(req.Compares))
+	for _, cm := range req.Compares {
+		cmp, err := toCmp(cm)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		cmps = append(cmps, cmp)
+	}
+	if then, err = toOps(req.Success); err != nil {
+		return nil, nil, nil, err
+	}
+	if els, err = toOps(req.Failure); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmps, then, els, nil
 }
 
 func toOps(reqs []history.Request) ([]clientv3.Op, error) {
@@ -181,6 +202,22 @@ func toOp(req history.Request) (clientv3.Op, error) {
 		if req.CountOnly {
 			opts = append(opts, clientv3.WithCountOnly())
 		}
+		if req.SortOrder != "" || req.SortTarget != "" {
+			order, target, err := toSort(req.SortOrder, req.SortTarget)
+			if err != nil {
+				return clientv3.Op{}, err
+			}
+			opts = append(opts, clientv3.WithSort(target, order))
+		}
+		for _, f := range []struct {
+			rev int64
+			opt func(int64) clientv3.OpOption
+		}{{req.MinModRevision, clientv3.WithMinModRev}, {req.MaxModRevision, clientv3.WithMaxModRev},
+			{req.MinCreateRevision, clientv3.WithMinCreateRev}, {req.MaxCreateRevision, clientv3.WithMaxCreateRev}} {
+			if f.rev != 0 {
+				opts = append(opts, f.opt(f.rev))
+			}
+		}
 		return clientv3.OpGet(req.Key, opts...), nil
 	case history.OpPut:
 		var opts []clientv3.OpOption
@@ -189,6 +226,12 @@ func toOp(req history.Request) (clientv3.Op, error) {
 		}
 		if req.Lease != 0 {
 			opts = append(opts, clientv3.WithLease(clientv3.LeaseID(req.Lease)))
+		}
+		if req.IgnoreValue {
+			opts = append(opts, clientv3.WithIgnoreValue())
+		}
+		if req.IgnoreLease {
+			opts = append(opts, clientv3.WithIgnoreLease())
 		}
 		return clientv3.OpPut(req.Key, req.Value, opts...), nil
 	case history.OpDelete:
@@ -200,8 +243,32 @@ func toOp(req history.Request) (clientv3.Op, error) {
 			opts = append(opts, clientv3.WithPrevKV())
 		}
 		return clientv3.OpDelete(req.Key, opts...), nil
+	case history.OpTxn:
+		cmps, then, els, err := txnParts(req)
+		if err != nil {
+			return clientv3.Op{}, err
+		}
+		return clientv3.OpTxn(cmps, then, els), nil
 	}
 	return clientv3.Op{}, fmt.Errorf("etcd target: %q cannot be a single op", req.Kind)
+}
+
+// toSort translates a range's sort; an order without a target sorts by
+// key, a target without an order leaves the order to the server (which
+// then sorts ascending, as etcd's RangeRequest documents).
+func toSort(order, target string) (clientv3.SortOrder, clientv3.SortTarget, error) {
+	o, ok := map[string]clientv3.SortOrder{"": clientv3.SortNone, history.SortAscend: clientv3.SortAscend,
+		history.SortDescend: clientv3.SortDescend}[order]
+	if !ok {
+		return 0, 0, fmt.Errorf("etcd target: unknown sort order %q", order)
+	}
+	t, ok := map[string]clientv3.SortTarget{"": clientv3.SortByKey, history.SortByKey: clientv3.SortByKey,
+		history.SortByVersion: clientv3.SortByVersion, history.SortByCreate: clientv3.SortByCreateRevision,
+		history.SortByMod: clientv3.SortByModRevision, history.SortByValue: clientv3.SortByValue}[target]
+	if !ok {
+		return 0, 0, fmt.Errorf("etcd target: unknown sort target %q", target)
+	}
+	return o, t, nil
 }
 
 func toCmp(c history.Compare) (clientv3.Cmp, error) {
@@ -215,8 +282,13 @@ func toCmp(c history.Compare) (clientv3.Cmp, error) {
 		cmp = clientv3.Compare(clientv3.Version(c.Key), c.Result, c.Int)
 	case "value":
 		cmp = clientv3.Compare(clientv3.Value(c.Key), c.Result, c.Value)
+	case "lease":
+		cmp = clientv3.Compare(clientv3.LeaseValue(c.Key), c.Result, c.Int)
 	default:
 		return cmp, fmt.Errorf("etcd target: unknown compare target %q", c.Target)
+	}
+	if c.End != "" {
+		cmp = cmp.WithRange(c.End)
 	}
 	return cmp, nil
 }
@@ -238,6 +310,12 @@ func fromResponseOp(r *pb.ResponseOp) history.Response {
 	if d := r.GetResponseDeleteRange(); d != nil {
 		out.Revision = d.GetHeader().GetRevision()
 		out.Deleted, out.PrevKVs = d.Deleted, fromKVs(d.PrevKvs)
+	}
+	if t := r.GetResponseTxn(); t != nil {
+		out.Revision, out.Succeeded = t.GetHeader().GetRevision(), t.Succeeded
+		for _, in := range t.Responses {
+			out.Responses = append(out.Responses, fromResponseOp(in))
+		}
 	}
 	return out
 }
@@ -288,8 +366,27 @@ func classify(err error) error {
 		return &targets.OpError{Code: history.ErrFutureRevision, Err: err}
 	case Refusal(err):
 		return &targets.OpError{Code: history.ErrRefused, Err: err}
+	case errors.Is(err, rpctypes.ErrKeyNotFound) || strings.Contains(err.Error(), rpctypes.ErrKeyNotFound.Error()):
+		return &targets.OpError{Code: history.ErrKeyNotFound, Err: err}
+	case errors.Is(err, rpctypes.ErrLeaseNotFound) || strings.Contains(err.Error(), rpctypes.ErrLeaseNotFound.Error()):
+		return &targets.OpError{Code: history.ErrLeaseNotFound, Err: err}
+	case grpcCode(err) == codes.InvalidArgument:
+		// Refused before it reached the store (a key written twice in a
+		// txn, too many operations, a value given with ignore_value):
+		// nothing was applied. A refusal in words was taken above.
+		return &targets.OpError{Code: history.ErrInvalid, Err: err}
 	}
 	return &targets.OpError{Code: history.ErrUnknown, Err: err}
+}
+
+// grpcCode is err's gRPC code, also where clientv3 turned the status into
+// an rpctypes.EtcdError.
+func grpcCode(err error) codes.Code {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code()
+	}
+	return status.Code(err)
 }
 
 // Refusal says whether err is the server declining a request as not

@@ -35,8 +35,8 @@ func (c *client) RequestProgress(ctx context.Context) error {
 	return c.inner.RequestProgress(ctx)
 }
 
-func (c *client) Lease(ctx context.Context, kind history.CallKind, id, ttl int64) (targets.LeaseAnswer, error) {
-	return c.inner.Lease(ctx, kind, id, ttl)
+func (c *client) Lease(ctx context.Context, req targets.LeaseRequest) (targets.LeaseAnswer, error) {
+	return c.inner.Lease(ctx, req)
 }
 
 // Do runs one request, sabotaged if the mode and the moment say so.

@@ -29,7 +29,7 @@ func newFake(scripts ...[]targets.WatchMessage) *fake {
 func (f *fake) Member() string                        { return "m1" }
 func (f *fake) Close() error                          { return nil }
 func (f *fake) RequestProgress(context.Context) error { return nil }
-func (f *fake) Lease(context.Context, history.CallKind, int64, int64) (targets.LeaseAnswer, error) {
+func (f *fake) Lease(context.Context, targets.LeaseRequest) (targets.LeaseAnswer, error) {
 	return targets.LeaseAnswer{}, nil
 }
 
