@@ -265,15 +265,14 @@ func WriteKey(r *history.Request) string {
 	if r.Kind != history.OpTxn {
 		return r.Key
 	}
-	for _, br := range [][]history.Request{r.Success, r.Failure} {
-		for _, s := range br {
-			if s.Kind == history.OpPut || s.Kind == history.OpDelete {
-				return s.Key
-			}
+	key := ""
+	r.Writes(func(w *history.Request, _ bool) {
+		if key == "" {
+			key = w.Key
 		}
-	}
-	if len(r.Compares) > 0 {
+	})
+	if key == "" && len(r.Compares) > 0 {
 		return r.Compares[0].Key
 	}
-	return ""
+	return key
 }

@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"fmt"
+
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -31,4 +33,22 @@ func WriteRevision(req *history.Request, resp *history.Response) (int64, bool) {
 		return resp.Revision, wrote
 	}
 	return 0, false
+}
+
+// LeaseKeys lists, by lease id, the keys some put of the history attaches
+// to it: the keys a revoke of that lease may delete.
+func LeaseKeys(h *history.History) map[int64][]string {
+	out := map[int64][]string{}
+	seen := map[KeyValue]bool{}
+	for i := range h.Operations {
+		h.Operations[i].Request.Writes(func(r *history.Request, _ bool) {
+			if r.Kind == history.OpPut && r.Lease != 0 {
+				if k := (KeyValue{r.Key, fmt.Sprint(r.Lease)}); !seen[k] {
+					seen[k] = true
+					out[r.Lease] = append(out[r.Lease], r.Key)
+				}
+			}
+		})
+	}
+	return out
 }
