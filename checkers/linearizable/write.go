@@ -198,118 +198,118 @@ func (m kvModel) choosePath(s *kvState, paths []execPath) (int, bool) {
 	return 0, true // cannot happen: the conditions of the paths cover every outcome
 }
 
-// pathOutcome is the error a path fails with in s, "" for none, as etcd
-// checks a request before it applies any of it (apply.go checkRequests):
-// first every put in order (a missing key for ignore_value or
-// ignore_lease, then a lease that does not exist), then every range at a
-// revision (future, then compacted). decided is false when the answer
-// needs what s does not know yet (the start revision, the compaction, a
-// lease granted before the history).
-func (m kvModel) pathOutcome(s *kvState, ops []history.Request) (code history.ErrorCode, decided bool) {
-	for i := range ops {
-		r := &ops[i]
-		if r.Kind != history.OpPut {
-			continue
-		}
+// The checks etcd makes before it applies a request, none of which may
+// fail for any of it to apply (etcdserver/txn/txn.go checkTxn, checkPut,
+// checkRange): a put with ignore_value or ignore_lease needs its key, a
+// put's lease must exist, a range at a revision must lie between the
+// compact revision and the store's revision before the request. A lease
+// revoke needs its lease. etcd v3.6 reports the first failing check in
+// the path's order, v3.5 the puts' before the ranges': either is taken.
+
+// opCheck is the outcome of one operation's check in s: its error if it
+// fails, "" if it passes, and decided false when s does not know yet (the
+// start revision, the compaction, a lease granted before the history).
+func (m kvModel) opCheck(s *kvState, r *history.Request) (code history.ErrorCode, decided bool) {
+	switch r.Kind {
+	case history.OpPut:
 		if (r.IgnoreValue || r.IgnoreLease) && m.get(s, r.Key).create == 0 {
 			return history.ErrKeyNotFound, true
 		}
 		if r.Lease != 0 && !r.IgnoreLease {
-			live, known := m.ks.leaseState(s, m.ks.leaseIdx[r.Lease])
-			if !known {
+			if live, known := m.ks.leaseState(s, m.ks.leaseIdx[r.Lease]); !known {
 				return "", false
-			}
-			if !live {
+			} else if !live {
 				return history.ErrLeaseNotFound, true
 			}
 		}
-	}
-	for i := range ops {
-		r := &ops[i]
+	case history.OpLeaseRevoke:
+		if live, known := m.ks.leaseState(s, m.ks.leaseIdx[r.Lease]); !known {
+			return "", false
+		} else if !live {
+			return history.ErrLeaseNotFound, true
+		}
+	case history.OpRange:
 		switch {
-		case r.Kind == history.OpLeaseRevoke:
-			live, known := m.ks.leaseState(s, m.ks.leaseIdx[r.Lease])
-			if !known {
-				return "", false
-			}
-			if !live {
-				return history.ErrLeaseNotFound, true
-			}
-		case r.Kind != history.OpRange || r.Revision <= 0:
+		case r.Revision <= 0:
 		case s.base == 0:
 			return "", false
 		case r.Revision > s.current():
 			return history.ErrFutureRevision, true
 		case r.Revision < s.compactLo:
 			return history.ErrCompacted, true
-		case r.Revision < s.compactHi && s.compactLo != s.compactHi:
+		case r.Revision < s.compactHi:
 			return "", false
 		}
 	}
 	return "", true
 }
 
-// expectOutcome reports whether the path can fail with want ("" for no
-// error) in s, narrowing what s does not know yet (the compaction, the
-// start revision, a lease granted before the history) to make it so.
+// pathOutcome is the first error the path's checks give in s, "" for
+// none; decided is false when one of them needs what s does not know yet.
+func (m kvModel) pathOutcome(s *kvState, ops []history.Request) (code history.ErrorCode, decided bool) {
+	decided = true
+	for i := range ops {
+		c, ok := m.opCheck(s, &ops[i])
+		if ok && c != "" {
+			return c, true
+		}
+		decided = decided && ok
+	}
+	return "", decided
+}
+
+// expectOutcome reports whether the path can end with want in s: with no
+// error, every check passes; with an error, some check gives it. What s
+// does not know yet is narrowed to make it so.
 func (m kvModel) expectOutcome(s *kvState, ops []history.Request, want history.ErrorCode) bool {
 	for i := range ops {
 		r := &ops[i]
-		if r.Kind != history.OpPut {
-			continue
-		}
-		if (r.IgnoreValue || r.IgnoreLease) && m.get(s, r.Key).create == 0 {
-			return want == history.ErrKeyNotFound
-		}
-		if r.Lease == 0 || r.IgnoreLease {
-			continue
-		}
-		l := m.ks.leaseIdx[r.Lease]
-		live, known := m.ks.leaseState(s, l)
-		if !known { // the first request to show it decides
-			live = want != history.ErrLeaseNotFound
-			m.ks.setLease(s, l, live)
-		}
-		if !live {
-			return want == history.ErrLeaseNotFound
-		}
-	}
-	for i := range ops {
-		r := &ops[i]
-		if r.Kind == history.OpLeaseRevoke {
-			l := m.ks.leaseIdx[r.Lease]
-			live, known := m.ks.leaseState(s, l)
-			if !known {
-				live = want != history.ErrLeaseNotFound
-				m.ks.setLease(s, l, live)
+		code, decided := m.opCheck(s, r)
+		switch {
+		case decided && want == "":
+			if code != "" {
+				return false
 			}
-			if !live {
-				return want == history.ErrLeaseNotFound
-			}
-			continue
-		}
-		if r.Kind != history.OpRange || r.Revision <= 0 {
-			continue
-		}
-		rev := r.Revision
-		switch want {
-		case history.ErrFutureRevision:
-			if s.revAtMost(rev - 1) {
+		case decided:
+			if code == want {
 				return true
 			}
-		case history.ErrCompacted:
-			// Not in the future here, and compacted above it.
-			if c := *s; c.revAtLeast(rev) && c.compactAtLeast(rev+1) {
+		case want == "":
+			if !m.narrowCheck(s, r, "") {
+				return false
+			}
+		default:
+			if c := *s; m.narrowCheck(&c, r, want) {
 				*s = c
 				return true
 			}
 		}
-		// This range must not fail: in the store's past, not compacted.
-		if !s.revAtLeast(rev) || !s.compactAtMost(rev) {
-			return false
-		}
 	}
 	return want == ""
+}
+
+// narrowCheck narrows s so that r's check gives want ("" for passing),
+// reporting whether it can.
+func (m kvModel) narrowCheck(s *kvState, r *history.Request, want history.ErrorCode) bool {
+	switch r.Kind {
+	case history.OpPut, history.OpLeaseRevoke:
+		if want != "" && want != history.ErrLeaseNotFound {
+			return false
+		}
+		m.ks.setLease(s, m.ks.leaseIdx[r.Lease], want == "") // the first request to show it decides
+		return true
+	case history.OpRange:
+		rev := r.Revision
+		switch want {
+		case "":
+			return s.revAtLeast(rev) && s.compactAtMost(rev)
+		case history.ErrFutureRevision:
+			return s.revAtMost(rev - 1)
+		case history.ErrCompacted:
+			return s.revAtLeast(rev) && s.compactAtLeast(rev+1)
+		}
+	}
+	return false
 }
 
 // revokesLive reports whether the path revokes a lease that exists: a
