@@ -392,29 +392,42 @@ func forEachPut(r *history.Request, f func(put *history.Request)) {
 }
 
 // indexLeases numbers the leases the history names (index 0: none) and
-// picks those the model tracks: every lease an operation grants or
-// revokes. A lease granted by a call and revoked by none lives through
-// the history; one revoked by a call while a put names it is beyond the
-// model, which does not place calls.
+// picks those the model tracks: every one but the leases granted by a
+// call (the workload's background leases), which live through the history
+// unless an operation revokes them. A tracked lease that no operation of
+// the history grants is taken to exist or not by the first request that
+// shows which (granted in an earlier segment, or never). A lease revoked
+// by a call while a put names it is beyond the model, which does not
+// place calls.
 func (ks *keyspace) indexLeases(h *history.History) error {
-	ks.leases, ks.leaseIdx, ks.dynamic = []int64{0}, map[int64]int32{0: 0}, []uint64{0}
-	add := func(id int64) int32 {
+	ks.leases, ks.leaseIdx, ks.dynamic = []int64{0}, map[int64]int32{0: 0}, []int32{0}
+	byCall := map[int64]bool{}
+	for _, c := range h.CallsOf(history.CallLeaseGrant) {
+		if !c.Failed() {
+			byCall[c.Lease] = true
+		}
+	}
+	revokedByOp := map[int64]bool{}
+	for i := range h.Operations {
+		if o := &h.Operations[i]; o.Request.Kind == history.OpLeaseRevoke {
+			revokedByOp[o.Request.Lease] = true
+		}
+	}
+	tracked := 0
+	name := func(id int64) int32 {
 		if i, ok := ks.leaseIdx[id]; ok {
 			return i
 		}
 		i := int32(len(ks.leases))
 		ks.leases, ks.dynamic = append(ks.leases, id), append(ks.dynamic, 0)
 		ks.leaseIdx[id] = i
-		return i
-	}
-	tracked := 0
-	track := func(id int64) {
-		if i := add(id); ks.dynamic[i] == 0 {
-			if tracked < 64 {
-				ks.dynamic[i] = 1 << tracked
+		if !byCall[id] || revokedByOp[id] {
+			if tracked < maxLeases {
+				ks.dynamic[i] = int32(tracked) + 1
 			}
 			tracked++
 		}
+		return i
 	}
 	named := map[int64]bool{}
 	for i := range h.Operations {
@@ -422,28 +435,29 @@ func (ks *keyspace) indexLeases(h *history.History) error {
 		switch o.Request.Kind {
 		case history.OpLeaseGrant:
 			if !o.Failed() {
-				track(o.Response.Lease)
 				// Granted here: it did not exist before.
-				ks.grantedHere |= ks.dynamic[ks.leaseIdx[o.Response.Lease]]
+				if bit := ks.dynamic[name(o.Response.Lease)] - 1; bit >= 0 {
+					ks.grantedHere.set(bit, true)
+				}
 			}
 		case history.OpLeaseRevoke:
-			track(o.Request.Lease)
+			name(o.Request.Lease)
 		}
 		o.Request.Walk(func(q *history.Request) bool {
 			if q.Lease != 0 && q.Kind == history.OpPut {
-				add(q.Lease)
+				name(q.Lease)
 				named[q.Lease] = true
 			}
 			for _, c := range q.Compares {
-				if strings.EqualFold(c.Target, history.CompareLease) {
-					add(c.Int)
+				if strings.EqualFold(c.Target, history.CompareLease) && c.Int != 0 {
+					name(c.Int)
 				}
 			}
 			return true
 		})
 	}
-	if tracked > 64 {
-		return fmt.Errorf("the history grants or revokes %d leases by operations; the model tracks at most 64", tracked)
+	if tracked > maxLeases {
+		return fmt.Errorf("the history names %d leases not granted by the workload's calls; the model tracks at most %d", tracked, maxLeases)
 	}
 	for _, c := range h.CallsOf(history.CallLeaseRevoke) {
 		if named[c.Lease] && ks.dynamic[ks.leaseIdx[c.Lease]] == 0 {

@@ -9,10 +9,12 @@ import (
 )
 
 // checkRange compares a range response with the state, as etcd's
-// executeRange answers it (etcdserver txn.go): the keys of the range
-// that exist, less those outside the revision filters, sorted as asked,
-// cut at the limit (more says whether it cut); count is every key of the
-// range before the filters; a count-only range answers the count alone.
+// executeRange answers it (etcdserver/txn/txn.go): the keys of the range
+// that exist (only the first limit+1 by key when neither an order nor a
+// filter is asked for), less those outside the revision filters, sorted
+// as asked, cut at the limit (more says whether it cut); count is every
+// key of the range before the filters; a count-only range answers the
+// count alone.
 // Keys that tie on the sort target may come in any order (etcd sorts with
 // sort.Sort, which is not stable), and where the limit cuts through such
 // a tie, any of them may be the ones returned.
@@ -33,7 +35,14 @@ func (m kvModel) checkRange(s *kvState, r *history.Request, resp *history.Respon
 		if s.base == 0 && filtered(r) {
 			return nil // the filters need the start revision; a header fixes it before any range is checked
 		}
-		want = m.filter(s, r, all)
+		want = all
+		if r.SortOrder == "" && !filtered(r) && r.Limit > 0 && int64(len(want)) > r.Limit+1 {
+			// etcd fetches all keys only for an order asked for or a
+			// filter; else the first limit+1 by key, which a target other
+			// than the key then sorts (executeRange).
+			want = want[:r.Limit+1]
+		}
+		want = m.filter(s, r, want)
 		m.sortKeys(s, want, order, by)
 		if r.Limit > 0 && int64(len(want)) > r.Limit {
 			more = true
@@ -176,8 +185,12 @@ func (m kvModel) compareSorted(s *kvState, what string, want []int32, got []hist
 					for _, k := range want[gs:ge] {
 						names = append(names, m.ks.short(m.ks.keys[k]))
 					}
-					return &mismatch{msg: fmt.Sprintf("%s: at position %d the store has one of %s (equal by %s), the response has %s",
-						what, j, strings.Join(names, ", "), by, m.ks.short(got[j].Key)), key: got[j].Key,
+					has := names[0]
+					if len(names) > 1 {
+						has = fmt.Sprintf("one of %s (equal by %s)", strings.Join(names, ", "), by)
+					}
+					return &mismatch{msg: fmt.Sprintf("%s: at position %d the store has %s, the response has %s",
+						what, j, has, m.ks.short(got[j].Key)), key: got[j].Key,
 						want: strings.Join(names, " | "), got: got[j].Key}
 				})
 			}

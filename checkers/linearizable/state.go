@@ -48,17 +48,17 @@ type keyspace struct {
 	pinWatch map[revKeyIdx]int64
 	// leases are the lease ids the history names (puts, compares, lease
 	// operations and calls), index 0 standing for no lease; dynamic[i]
-	// is the bit (1<<i) a lease tracked in kvState.leaseKnown/leaseLive
+	// is the bit number + 1 a lease has in kvState.leaseKnown/leaseLive
 	// has, 0 for a lease granted by a call and never revoked by an
 	// operation, which lives through the whole history.
 	leases   []int64
 	leaseIdx map[int64]int32
-	dynamic  []uint64
+	dynamic  []int32
 	// leaseKeys lists, by lease index, the keys some put attaches to it.
 	leaseKeys map[int32][]int32
 	// grantedHere holds the bits of the tracked leases an operation of
 	// the history grants: known not to exist at its start.
-	grantedHere uint64
+	grantedHere leaseBits
 	// ignoreValue holds the keys some put with ignore_value may rewrite:
 	// a value seen on them does not date the write that made it.
 	ignoreValue map[string]bool
@@ -141,7 +141,22 @@ type kvState struct {
 	// tracked lease's existence is known yet (a lease granted before the
 	// history, in an earlier segment, is not until a request shows it) and
 	// whether it exists.
-	leaseKnown, leaseLive uint64
+	leaseKnown, leaseLive leaseBits
+}
+
+// maxLeases is how many leases the model tracks in one history.
+const maxLeases = 256
+
+// leaseBits is a set of tracked leases, by bit number.
+type leaseBits [maxLeases / 64]uint64
+
+func (b *leaseBits) has(n int32) bool { return b[n/64]&(1<<(n%64)) != 0 }
+func (b *leaseBits) set(n int32, on bool) {
+	if on {
+		b[n/64] |= 1 << (n % 64)
+	} else {
+		b[n/64] &^= 1 << (n % 64)
+	}
 }
 
 func initialState(ks *keyspace) kvState {
@@ -278,7 +293,9 @@ func hashState(s kvState) uint64 {
 	h = mix(h ^ uint64(s.base))
 	h = mix(h ^ uint64(s.compactLo) ^ uint64(s.compactHi)<<1)
 	h = mix(h ^ uint64(s.baseLo) ^ uint64(s.baseHi)<<1)
-	h = mix(h ^ s.leaseKnown ^ s.leaseLive<<1)
+	for i := range s.leaseKnown {
+		h = mix(h ^ s.leaseKnown[i] ^ s.leaseLive[i]<<1)
+	}
 	if s.ended {
 		h = mix(h ^ 1)
 	}
@@ -365,22 +382,21 @@ func (ks *keyspace) kvString(s kvState, e kvEntry) string {
 // leaseState says whether lease index l exists in s: live, and known
 // (false while a lease granted before the history has not shown which).
 func (ks *keyspace) leaseState(s *kvState, l int32) (live, known bool) {
-	bit := ks.dynamic[l]
-	if bit == 0 {
+	bit := ks.dynamic[l] - 1
+	if bit < 0 {
 		return l != 0, true // granted by a call, never revoked: it lives; no lease: none
 	}
-	return s.leaseLive&bit != 0, s.leaseKnown&bit != 0
+	return s.leaseLive.has(bit), s.leaseKnown.has(bit)
 }
 
 // setLease records in s that lease index l exists or not.
 func (ks *keyspace) setLease(s *kvState, l int32, live bool) {
-	bit := ks.dynamic[l]
-	s.leaseKnown |= bit
-	if live {
-		s.leaseLive |= bit
-	} else {
-		s.leaseLive &^= bit
+	bit := ks.dynamic[l] - 1
+	if bit < 0 {
+		return
 	}
+	s.leaseKnown.set(bit, true)
+	s.leaseLive.set(bit, live)
 }
 
 func (s *kvState) revString(rel int32) string {
