@@ -14,7 +14,9 @@ import (
 func put(k, v string) history.Request {
 	return history.Request{Kind: history.OpPut, Key: histbuild.K(k), Value: v}
 }
-func get(k string) history.Request { return history.Request{Kind: history.OpRange, Key: histbuild.K(k)} }
+func get(k string) history.Request {
+	return history.Request{Kind: history.OpRange, Key: histbuild.K(k)}
+}
 func all() history.Request {
 	return history.Request{Kind: history.OpRange, Key: histbuild.TestPrefix, End: "/p0"}
 }

@@ -161,7 +161,7 @@ func (b *leaseBits) set(n int32, on bool) {
 
 func initialState(ks *keyspace) kvState {
 	return kvState{
-		chunks:    make([]*kvChunk, (len(ks.keys)+chunkSize-1)/chunkSize),
+		chunks:     make([]*kvChunk, (len(ks.keys)+chunkSize-1)/chunkSize),
 		baseLo:     1,
 		baseHi:     math.MaxInt64,
 		compactHi:  math.MaxInt64,

@@ -64,12 +64,12 @@ type execPath struct {
 
 // linOp is the input of one porcupine operation.
 type linOp struct {
-	id       int64 // history operation id; -1 for the end of history
-	client   int
-	mode     linMode
-	req      *history.Request
-	resp     *history.Response // modeAcked only
-	code     history.ErrorCode // modeDefinite only
+	id     int64 // history operation id; -1 for the end of history
+	client int
+	mode   linMode
+	req    *history.Request
+	resp   *history.Response // modeAcked only
+	code   history.ErrorCode // modeDefinite only
 	// paths are the ways the request can execute (see execPath); for an
 	// answered request, only the one its response took, with the
 	// responses of its operations.
