@@ -2,8 +2,11 @@ package suites
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,10 +34,20 @@ func TestModelAgreesWithEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real etcd")
 	}
+	versions := []string{binaries.DefaultEtcdVersion, "v3.5.17"}
+	if v := os.Getenv("VIGIL_MODEL_VERSIONS"); v != "" {
+		versions = strings.Split(v, ",")
+	}
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) { modelAgreesWith(t, v) })
+	}
+}
+
+func modelAgreesWith(t *testing.T, version string) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	fx, _ := startCluster(ctx, t, g, binaries.DefaultEtcdVersion, 1)
+	fx, _ := startCluster(ctx, t, g, version, 1)
 	prefix := fmt.Sprintf("/model-%d/", time.Now().UnixNano())
 	rec := history.NewRecorder(history.Meta{Prefix: prefix}, history.NewClock(), nil)
 
@@ -93,7 +106,7 @@ func TestModelAgreesWithEtcd(t *testing.T) {
 
 	// The must-fail side: one answer of each new kind, altered, fails.
 	for _, c := range grammarCorruptions {
-		bad := rec.History() // a fresh copy of the records
+		bad := copyOps(h)
 		id := int64(0)
 		for i := range bad.Operations {
 			if o := &bad.Operations[i]; c.alter(o) {
@@ -106,6 +119,19 @@ func TestModelAgreesWithEtcd(t *testing.T) {
 		g.Expect(r.Verdict).To(Equal(check.Fail), "%s (operation %d): %s", c.name, id, r.Reason)
 		t.Logf("%s (operation %d): %s", c.name, id, r.Violations[0].Message)
 	}
+}
+
+// copyOps is a deep copy of a history of operations alone.
+func copyOps(h *history.History) *history.History {
+	out := history.New(h.Meta)
+	b, err := json.Marshal(h.Operations)
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(b, &out.Operations); err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // grammarCorruptions alter one answer of a kind only the grammar sends.
