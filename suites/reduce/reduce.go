@@ -60,8 +60,16 @@ func Reduce(ctx context.Context, steps []Step, symptom Symptom, budget int) (Res
 		return Result{Steps: steps, Replays: r.replays}, ErrNotSequential
 	}
 	r.saw = saw
-	cur := r.ddmin(steps)
-	cur = r.simplify(cur)
+	// A simpler request may need fewer before it (a compare dropped no
+	// longer needs the write it read): alternate until neither helps.
+	cur := steps
+	for {
+		n := len(cur)
+		cur = r.simplify(r.ddmin(cur))
+		if len(cur) == n || r.err != nil {
+			break
+		}
+	}
 	return Result{Steps: cur, Saw: r.saw, Replays: r.replays}, r.err
 }
 
