@@ -116,7 +116,7 @@ func NewRevBounds(h *history.History) *RevBounds {
 	for i := range h.Operations {
 		o := &h.Operations[i]
 		if o.Failed() {
-			if o.Request.Kind.IsWrite() && o.Code != history.ErrCompacted && o.Code != history.ErrFutureRevision {
+			if o.Request.Kind.IsWrite() && !o.Definite() {
 				b.UnknownCalls = append(b.UnknownCalls, o.Call)
 			}
 			continue
