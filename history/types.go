@@ -312,4 +312,8 @@ type Meta struct {
 	// Segment, in the history of one segment of a segmented run (see
 	// Segmenter), places it in the run; nil in a whole history.
 	Segment *Segment `json:"segment,omitempty"`
+	// Processes are the processes vigil started and watched for exits
+	// it did not ask for (ServerExit records), by name; empty where it
+	// watched none (a system it does not run) and in older histories.
+	Processes []string `json:"processes,omitempty"`
 }
