@@ -1,6 +1,9 @@
 package history
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ServerExit is a process vigil started (an etcd member, a server from
 // --command, kine, kine's database server, a kube-apiserver replica)
@@ -77,3 +80,31 @@ const (
 	// RoleDatabase is the database server under kine.
 	RoleDatabase = "database"
 )
+
+// How says how the process ended, in words: "was killed by SIGSEGV" or
+// "exited with code 2" (the status as the system gave it when neither
+// is known).
+func (x ServerExit) How() string {
+	switch {
+	case x.Signal != "":
+		return "was killed by " + x.Signal
+	case x.Code >= 0 && x.Status != "":
+		return fmt.Sprintf("exited with code %d", x.Code)
+	case x.Status != "":
+		return x.Status
+	}
+	return "exited"
+}
+
+// Top is the crash's top frame in one line ("main.get(...) at
+// /src/main.go:14"), "" without frames.
+func (c *Crash) Top() string {
+	if c == nil || len(c.Frames) == 0 {
+		return ""
+	}
+	f := c.Frames[0]
+	if f.File == "" {
+		return f.Func
+	}
+	return f.Func + " at " + f.File
+}
