@@ -3,6 +3,7 @@ package availability
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -160,4 +161,13 @@ func downUntil(h *history.History, x history.ServerExit) time.Duration {
 		}
 	}
 	return end
+}
+
+// ExitLabel names the exit a run/server-exit violation reports, as its
+// message begins: "server-0 exited with code 2 at t=5.4s".
+func ExitLabel(v check.Violation) string {
+	if i := strings.Index(v.Message, ", and vigil did not stop it"); i > 0 {
+		return v.Message[:i]
+	}
+	return v.Message
 }
