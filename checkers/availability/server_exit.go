@@ -147,6 +147,8 @@ func inFlight(h *history.History, t time.Duration) (ops, calls []int64) {
 			calls = append(calls, c.ID)
 		}
 	}
+	slices.Sort(ops)
+	slices.Sort(calls)
 	return ops, calls
 }
 
