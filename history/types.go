@@ -259,8 +259,9 @@ const (
 	// A history without it was cut short.
 	MarkEnd = "end"
 	// MarkStopped: vigil stopped the workload early (--fail-fast found a
-	// violation): the requests then in flight were canceled by vigil, not
-	// left unanswered by the system, and the run has no final phase.
+	// violation, or a server died that no fault would start again): the
+	// requests then in flight were canceled by vigil, not left unanswered
+	// by the system, and the run has no final phase.
 	MarkStopped = "stopped"
 )
 
