@@ -60,6 +60,7 @@ func TestScheduleRestarts(t *testing.T) {
 	g.Expect(s.Restarts(history.RoleAPIServer, 10*time.Second)).To(BeFalse())
 	g.Expect(s.Restarts(history.RoleDatabase, 10*time.Second)).To(BeTrue())
 	g.Expect(Schedule{}.Restarts(history.RoleMember, 0)).To(BeFalse())
+	g.Expect(s.Restarts("", 0)).To(BeFalse(), "a process of no known role")
 	g.Expect(Schedule{Steps: []Step{{At: time.Second, Fault: "member-replace"}}}.Restarts(history.RoleMember, 0)).To(BeTrue())
 }
 

@@ -68,7 +68,7 @@ type restarter interface{ restarts() string }
 func (s Schedule) Restarts(role string, at time.Duration) bool {
 	for _, st := range s.Steps {
 		inj, _ := Lookup(st.Fault)
-		if r, ok := inj.(restarter); ok && r.restarts() == role && st.At+st.Hold > at {
+		if r, ok := inj.(restarter); ok && role != "" && r.restarts() == role && st.At+st.Hold > at {
 			return true
 		}
 	}
