@@ -71,10 +71,10 @@ func TestMemberAgreement(t *testing.T) {
 				b.HashKV("m3", 20, 120, 121, 20, 25, 9, 0xdddd) // compacted to 9 meanwhile
 			}},
 		{Name: "kv/member-agreement - a member parts at one write - fail naming it", Want: check.Fail, Client: 3, Rev: 21, Key: "k003", Op: 2,
-			Msg: `revision 21 was taken by operation 2 (client 3's put of k003 = "3.7", acknowledged at revision 21 by m1)`,
+			Msg:   `revision 21 was taken by operation 2 (client 3's put of k003 = "3.7", acknowledged at revision 21 by m1)`,
 			Build: func(b *histbuild.Builder) { diverged(b) }},
 		{Name: "kv/member-agreement - the reads at the divergence say what each member holds - fail", Want: check.Fail, Client: 3, Rev: 21,
-			Msg: `m1, m3 hold what operation 2 wrote at 21: k003 = "3.7" (mod 21); m2 holds nothing new at 21: k003 = "3.5" (mod 18), as at 20`,
+			Msg:   `m1, m3 hold what operation 2 wrote at 21: k003 = "3.7" (mod 21); m2 holds nothing new at 21: k003 = "3.5" (mod 18), as at 20`,
 			Build: func(b *histbuild.Builder) { diverged(b) }},
 		{Name: "kv/member-agreement - without reads, the write acknowledged at the revision is named - fail", Want: check.Fail, Client: 3, Rev: 21,
 			Key: "k003", Msg: "revision 21 was taken by operation 2", Build: func(b *histbuild.Builder) {
