@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/vigil-suite/vigil/history"
@@ -52,12 +53,18 @@ type comparer struct {
 	// the run or during it); the comparer then does without.
 	noStatus, noHash, noRange bool
 
+	// mu makes one round at a time: the periodic ones and those the
+	// compactor asks for before it compacts.
+	mu sync.Mutex
 	// agreed is the highest revision at which the members' hashes were
 	// compared and agreed; done is set once a divergence was bisected (or
 	// could not be): the members then differ at every later revision, and
-	// one bisection names where they parted.
+	// one bisection names where they parted. open is set while members
+	// differ and the bisection is not done: compacting above agreed would
+	// lose the revisions it needs.
 	agreed int64
 	done   bool
+	open   bool
 }
 
 // newComparer compares the members behind clients, reading keys under
@@ -143,6 +150,8 @@ func (c *comparer) applied(ctx context.Context, m memberReader) (int64, bool) {
 
 // round compares the members once.
 func (c *comparer) round(ctx context.Context) roundResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var res roundResult
 	var up []memberReader
 	var rev int64
@@ -182,8 +191,29 @@ func (c *comparer) round(ctx context.Context) roundResult {
 		c.sawAgree(hashes, rev)
 	case h == differ && !c.done:
 		res.First = c.bisect(ctx, up, rev, hashes)
+		c.open = !c.done
 	}
 	return res
+}
+
+// beforeCompact is called by the compactor before it compacts to rev: a
+// round first, so that members that differ are bisected while the
+// revisions where they parted are still there (HashKV cannot go below the
+// compact revision), and the revision to compact to: rev, or, while a
+// bisection is left open, no higher than the last revision the members
+// agreed at.
+func (w *Workload) beforeCompact(ctx context.Context, rev int64) int64 {
+	c := w.cmp
+	if c == nil {
+		return rev
+	}
+	c.round(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open {
+		return min(rev, c.agreed)
+	}
+	return rev
 }
 
 // bisect finds the first revision in (lo, hi] at which the members'

@@ -246,3 +246,28 @@ func TestComparerWithoutHashKV(t *testing.T) {
 		t.Errorf("asked HashKV again after a refusal")
 	}
 }
+
+// Before each compaction the compactor has a round made, so a divergence
+// is bisected while its revisions are there; while a bisection is left
+// open, compaction is held to the last revision the members agreed at.
+func TestComparerBeforeCompact(t *testing.T) {
+	m1, m2, m3 := &fakeMember{name: "m1", head: 10}, &fakeMember{name: "m2", head: 10}, &fakeMember{name: "m3", head: 10}
+	w := &Workload{cmp: fakeComparer(1, m1, m2, m3)}
+	if got := w.beforeCompact(context.Background(), 5); got != 5 || w.cmp.agreed != 10 {
+		t.Fatalf("agreeing members: compact to %d (agreed %d), want 5", got, w.cmp.agreed)
+	}
+	for _, f := range []*fakeMember{m1, m2, m3} {
+		f.head = 40
+	}
+	m3.parted = 17
+	m1.failHashAtOnce, m2.failHashAtOnce = 25, 25 // the bisection's first step goes unanswered
+	if got := w.beforeCompact(context.Background(), 30); got != 10 {
+		t.Fatalf("bisection left open: compact to %d, want 10, where they last agreed", got)
+	}
+	if got := w.beforeCompact(context.Background(), 30); got != 30 || !w.cmp.done {
+		t.Fatalf("bisection done: compact to %d (done %t), want 30", got, w.cmp.done)
+	}
+	if got := (&Workload{}).beforeCompact(context.Background(), 30); got != 30 {
+		t.Fatalf("no comparer: compact to %d", got)
+	}
+}

@@ -175,8 +175,9 @@ type Workload struct {
 	mix     []weighted    // the default shape's forms and shares
 	leases  leasePool     // leases puts may attach to
 	// readers are the member comparer's clients, one per member (none
-	// with one member: nothing to compare).
+	// with one member: nothing to compare); cmp is the segment's comparer.
 	readers []memberReader
+	cmp     *comparer
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -360,6 +361,8 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	defer stop()
 	var wg sync.WaitGroup
 	cmp := w.comparer()
+	w.cmp = cmp
+	defer func() { w.cmp = nil }()
 	if cmp != nil && w.cfg.CompareEvery > 0 {
 		wg.Add(1)
 		go func() {
