@@ -41,6 +41,7 @@ func CheckMemberAgreement(h *history.History, cfg check.Config) check.Result {
 	figures["hash_revisions_compared"] = float64(countCompared(pairs))
 	div := firstDivergence(pairs)
 	groups := rangeGroups(h)
+	writers := &writerIndex{h: h}
 	compared := 0
 	var covered []*readGroup
 	for _, g := range groups {
@@ -55,12 +56,12 @@ func CheckMemberAgreement(h *history.History, cfg check.Config) check.Result {
 			covered = append(covered, g)
 			continue
 		}
-		col.Add(readViolation(h, g))
+		col.Add(readViolation(h, g, writers))
 	}
 	figures["read_revisions_compared"] = float64(compared)
 	if div != nil {
 		figures["hash_revisions_differing"] = float64(div.differing)
-		col.Add(hashViolation(h, hashes, div, len(covered)))
+		col.Add(hashViolation(h, hashes, div, len(covered), writers))
 	}
 	figures["reads_differing_after_divergence"] = float64(len(covered))
 	if col.Total == 0 && figures["hash_revisions_compared"]+figures["read_revisions_compared"] == 0 {
@@ -200,7 +201,7 @@ func firstDivergence(pairs []*pairState) *divergence {
 
 // hashViolation reports the divergence, naming the request that took its
 // first revision when it is located.
-func hashViolation(h *history.History, x hashIndex, d *divergence, readsToo int) check.Violation {
+func hashViolation(h *history.History, x hashIndex, d *divergence, readsToo int, writers *writerIndex) check.Violation {
 	p := d.pair
 	atFirst := p.differ[d.first]
 	compact := atFirst[0].Response.CompactRevision
@@ -214,7 +215,7 @@ func hashViolation(h *history.History, x hashIndex, d *divergence, readsToo int)
 		before := p.agree[d.lastAgree]
 		fmt.Fprintf(&b, "members %s and %s agree at revision %d (HashKV %#x) and differ from revision %d on (%s; compact revision %d)",
 			p.members[0], p.members[1], d.lastAgree, before[0].Response.Hash, d.first, got, compact)
-		n := nameTaker(h, d.first)
+		n := nameTaker(h, d.first, writers)
 		if n.text != "" {
 			fmt.Fprintf(&b, "; %s", n.text)
 		}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -28,9 +27,8 @@ type taker struct {
 // write acknowledged at r names it; without one, the writes that failed
 // (of unknown outcome, or with a definite error a member may not have
 // kept to) and may have taken it are listed.
-func nameTaker(h *history.History, r int64) taker {
+func nameTaker(h *history.History, r int64, writers *writerIndex) taker {
 	prefix := h.Meta.Prefix
-	writers := writerIndex(h)
 	classes := changeClasses(h, r)
 	var named []*history.Operation
 	for _, c := range classes {
@@ -38,7 +36,7 @@ func nameTaker(h *history.History, r int64) taker {
 			if kv.ModRevision != r {
 				continue
 			}
-			for _, o := range writers[facts.KeyValue{Key: kv.Key, Value: kv.Value}] {
+			for _, o := range writers.of(kv) {
 				if !slices.Contains(c.by, o) {
 					c.by = append(c.by, o)
 				}
@@ -268,8 +266,20 @@ func verb(members []string, one, many string) string {
 
 // writerIndex maps every (key, value) a put of any request may have
 // written, at any depth of a txn and whatever its outcome, to the
-// requests that sent it.
-func writerIndex(h *history.History) map[facts.KeyValue][]*history.Operation {
+// requests that sent it; built on first use.
+type writerIndex struct {
+	h  *history.History
+	by map[facts.KeyValue][]*history.Operation
+}
+
+func (x *writerIndex) of(kv history.KV) []*history.Operation {
+	if x.by == nil {
+		x.by = writersOf(x.h)
+	}
+	return x.by[facts.KeyValue{Key: kv.Key, Value: kv.Value}]
+}
+
+func writersOf(h *history.History) map[facts.KeyValue][]*history.Operation {
 	out := map[facts.KeyValue][]*history.Operation{}
 	for i := range h.Operations {
 		o := &h.Operations[i]
@@ -365,130 +375,4 @@ func memberName(o *history.Operation) string {
 		return "its member"
 	}
 	return o.Member
-}
-
-// readGroup is the answered ranges of the same keys, with the same
-// options, at one revision.
-type readGroup struct {
-	rev int64
-	ops []*history.Operation
-}
-
-func (g *readGroup) members() []string {
-	var out []string
-	for _, o := range g.ops {
-		if !slices.Contains(out, o.Member) {
-			out = append(out, o.Member)
-		}
-	}
-	return out
-}
-
-func (g *readGroup) differs() bool {
-	for _, o := range g.ops[1:] {
-		if !sameData(o.Response, g.ops[0].Response) {
-			return true
-		}
-	}
-	return false
-}
-
-func sameData(a, b *history.Response) bool {
-	return a.Count == b.Count && a.More == b.More && slices.Equal(a.KVs, b.KVs)
-}
-
-// rangeGroups groups the answered ranges at a revision (Request.Revision
-// > 0), by revision first.
-func rangeGroups(h *history.History) []*readGroup {
-	by := map[string]*readGroup{}
-	var out []*readGroup
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		q := o.Request
-		if q.Kind != history.OpRange || q.Revision <= 0 || o.Failed() || o.Member == "" {
-			continue
-		}
-		k := fmt.Sprintf("%q %q %d %d %t %t %s %s %d %d %d %d", q.Key, q.End, q.Revision, q.Limit, q.KeysOnly, q.CountOnly,
-			q.SortOrder, q.SortTarget, q.MinModRevision, q.MaxModRevision, q.MinCreateRevision, q.MaxCreateRevision)
-		g := by[k]
-		if g == nil {
-			g = &readGroup{rev: q.Revision}
-			by[k] = g
-			out = append(out, g)
-		}
-		g.ops = append(g.ops, o)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].rev < out[j].rev })
-	return out
-}
-
-// readViolation reports reads of one range at one revision that returned
-// different data, citing the writes of the values that differ, then one
-// read per answer.
-func readViolation(h *history.History, g *readGroup) check.Violation {
-	prefix := h.Meta.Prefix
-	writers := writerIndex(h)
-	type answer struct {
-		op      *history.Operation
-		members []string
-	}
-	var answers []*answer
-	for _, o := range g.ops {
-		i := slices.IndexFunc(answers, func(a *answer) bool { return sameData(a.op.Response, o.Response) })
-		if i < 0 {
-			answers = append(answers, &answer{op: o})
-			i = len(answers) - 1
-		}
-		if !slices.Contains(answers[i].members, o.Member) {
-			answers[i].members = append(answers[i].members, o.Member)
-		}
-	}
-	var keys []string
-	for _, a := range answers[1:] {
-		_, ks := diffKVs(answers[0].op.Response.KVs, a.op.Response.KVs)
-		for _, k := range ks {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
-	}
-	sort.Strings(keys)
-	var parts, got []string
-	var cite []int64
-	for _, a := range answers {
-		s := fmt.Sprintf("%s (operation %d): %s", strings.Join(a.members, ", "), a.op.ID, holdsText(prefix, a.op.Response.KVs, keys))
-		if len(keys) == 0 {
-			s = fmt.Sprintf("%s (operation %d): count %d, more %t", strings.Join(a.members, ", "), a.op.ID,
-				a.op.Response.Count, a.op.Response.More)
-		}
-		parts = append(parts, s)
-		got = append(got, s)
-		for _, kv := range a.op.Response.KVs {
-			if slices.Contains(keys, kv.Key) {
-				for _, w := range writers[facts.KeyValue{Key: kv.Key, Value: kv.Value}] {
-					cite = append(cite, w.ID)
-				}
-			}
-		}
-	}
-	for _, a := range answers {
-		cite = append(cite, a.op.ID)
-	}
-	q := &g.ops[0].Request
-	v := check.Violation{Guarantee: ErrMemberAgreement, Revision: g.rev, Client: g.ops[0].Client,
-		Message: fmt.Sprintf("reads of %s differ from member to member: %s", readText(prefix, q), strings.Join(parts, "; ")),
-		Want:    fmt.Sprintf("the same data at revision %d from every member", g.rev), Got: strings.Join(got, "; "),
-		Operations: dedup(cite)}
-	if len(keys) > 0 {
-		v.Key = keys[0]
-	}
-	return v
-}
-
-// readText names a read for messages, the run's whole prefix in words.
-func readText(prefix string, q *history.Request) string {
-	if q.Key == prefix && q.End == history.PrefixEnd(prefix) {
-		return fmt.Sprintf("every key under the prefix at revision %d", q.Revision)
-	}
-	return rangeText(prefix, q)
 }
