@@ -105,7 +105,13 @@ func (r *Recording) setOpen(id int64, open bool) {
 
 // Do runs and records one request.
 func (r *Recording) Do(ctx context.Context, req history.Request) (*history.Response, error) {
-	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req}
+	return r.DoDrawn(ctx, req, nil)
+}
+
+// DoDrawn is Do recording draw as the operation's Draw: the productions
+// the request was drawn from, or the part of vigil that sent it and why.
+func (r *Recording) DoDrawn(ctx context.Context, req history.Request, draw []string) (*history.Response, error) {
+	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req, Draw: draw}
 	tok := r.rec.Begin()
 	defer r.rec.End(tok)
 	op.Call = r.rec.Now()

@@ -165,7 +165,7 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 			return
 		case <-t.C:
 		}
-		rev := w.Stats.StoreRevision.Load() - int64(50+rng.IntN(100))
+		rev := w.beforeCompact(reqCtx, w.Stats.StoreRevision.Load()-int64(50+rng.IntN(100)))
 		if rev < w.cfg.MinRevision {
 			continue // history before the run is not the run's to compact
 		}

@@ -57,6 +57,15 @@ func (c *client) Do(ctx context.Context, req history.Request) (*history.Response
 			}
 			defer c.s.writing(c.id, req.Key)()
 		}
+	case "diverge-member":
+		if req.Kind == history.OpPut {
+			if resp, err, ok := c.divergePut(ctx, req); ok {
+				return resp, err
+			}
+		}
+		if divergeEligible(req) {
+			return c.divergeRead(ctx, req)
+		}
 	case "stale-read":
 		if linearizableGet(req) {
 			if resp, err, ok := c.staleRead(ctx, req); ok {
