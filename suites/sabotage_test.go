@@ -45,7 +45,7 @@ func TestSabotageIsCaught(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+4*len(seeds))*time.Minute)
 	defer cancel()
-	const version = "v3.6.16"
+	const version = binaries.DefaultEtcdVersion
 	bin, err := binaries.Etcd(ctx, binaries.Options{Version: version, Progress: os.Stderr})
 	g.Expect(err).NotTo(HaveOccurred())
 
