@@ -120,7 +120,7 @@ image:
 
 # The image a matrix's pods run (Dockerfile.matrix): vigil's image plus
 # the etcd releases of ETCD_VERSIONS, built from the Go module proxy.
-ETCD_VERSIONS ?= v3.5.17 v3.6.16
+ETCD_VERSIONS ?= v3.7.3
 image-matrix: image vigil
 	rm -rf build/matrix-image && mkdir -p build/matrix-image/bin
 	for v in $(ETCD_VERSIONS); do \
@@ -129,7 +129,7 @@ image-matrix: image vigil
 	cp Dockerfile.matrix build/matrix-image/Dockerfile
 	docker build -t $(IMAGE)-matrix:latest build/matrix-image
 
-# A nightly chaos matrix (docs/examples/nightly.yaml: 2 etcd releases x 3
+# A nightly chaos matrix (docs/examples/nightly.yaml: 2 cluster sizes x 3
 # fault mixes x 4 seeds, about 20 minutes); run it again to resume.
 matrix: vigil
 	./vigil matrix run docs/examples/nightly.yaml --out runs/matrix-nightly
