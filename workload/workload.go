@@ -65,6 +65,10 @@ type Config struct {
 	// Kubernetes does (the kubernetes profile): a server is then not
 	// judged on filters Kubernetes never asks for.
 	NoEventFilters bool
+	// Patterns changes the shares of the placement and timing patterns
+	// from the shape's (patterns.go, PatternShares): "none", or
+	// comma-separated NAME=PERCENT.
+	Patterns string
 }
 
 // DefaultConfig is what `vigil run` uses unless told otherwise.
@@ -93,7 +97,8 @@ func (c Config) Validate() error {
 	case c.Watchers < 0:
 		return errors.New("--watchers must not be negative")
 	}
-	return nil
+	_, err := c.PatternShares()
+	return err
 }
 
 // Dialer opens a client to member number i (taken modulo the member count).
@@ -166,6 +171,7 @@ type Workload struct {
 	segment int           // the segment running (0 when the run is whole)
 	mix     []weighted    // the default shape's forms and shares
 	leases  leasePool     // leases puts may attach to
+	pat     *patterns     // the placement and timing patterns (patterns.go); nil: none
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -212,7 +218,10 @@ func (w *Workload) seeded(name string) *rand.Rand {
 // floor raises a revision the workload picked to the lowest it may use.
 func (w *Workload) floor(rev int64) int64 { return max(rev, w.cfg.MinRevision, 1) }
 
-func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefix, i) }
+func (w *Workload) key(i int) string { return keyIn(w.cfg.Prefix, i) }
+
+// keyIn is key number i under prefix.
+func keyIn(prefix string, i int) string { return fmt.Sprintf("%sk%03d", prefix, i) }
 
 // Run drives the workload for cfg.Duration (or until ctx ends), then makes
 // the final write and waits for the open watches to reach it. Client ids:
@@ -250,6 +259,10 @@ func (w *Workload) Run(ctx context.Context) error {
 			return err
 		}
 		clients = append(clients, watchClients[i])
+	}
+	// The patterns' clients (patterns.go), after all others.
+	if err := w.openPatterns(ctx, func(c *targets.Recording) { clients = append(clients, c) }); err != nil {
+		return err
 	}
 
 	runCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
@@ -321,6 +334,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 
 	// Leases before the clients start, so leased puts have one to attach to.
 	w.grantLeases(ctx, lc)
+	w.beginPatterns(ctx)
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatches()
@@ -361,6 +375,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	if last {
 		during.Wait() // the faults heal before the final phase
 	}
+	w.endPatterns() // the bursts at the faults' edges are over too
 
 	err := ctx.Err() // interrupted: record what we have, skip the final phase
 	if err == nil && last {
