@@ -268,40 +268,35 @@ func carry(from, to *History) {
 // on revisions, without conditions on keys that segment does not hold
 // (their state there is unknown; the third soak stopped on a carried
 // txn(if version(k) > 0 then put) that the next segment took for one
-// whose compare failed, leaving the revision it took unexplained). A
-// delete becomes a put of its key (a delete that deleted took one
-// revision; one of a missing key took none, as a write not applied); a
-// txn becomes its success branch's writes, unconditional, deletes again
-// as puts (its failure branch only reads in vigil's workload, so took no
-// revision). A compaction is kept; a write with nothing to write is not
-// carried.
+// whose compare failed, leaving the revision it took unexplained). Any
+// write takes at most one revision, whichever of its paths ran, so it is
+// carried as one unconditional put: of the key it writes first, with its
+// value when it puts one (a value names its write across segments), else
+// with a value naming the operation (a delete, a put keeping its value, a
+// lease revoke, which deletes the keys attached to its lease). A
+// compaction is kept; a write with nothing to write is not carried.
 func blind(o Operation) (Operation, bool) {
-	asPut := func(r Request) Request {
-		if r.Kind == OpDelete {
-			return Request{Kind: OpPut, Key: r.Key, Value: fmt.Sprintf("carried-delete.%d", o.ID)}
-		}
-		return Request{Kind: OpPut, Key: r.Key, Value: r.Value}
-	}
-	switch o.Request.Kind {
-	case OpCompact:
-		return o, true
-	case OpPut, OpDelete:
-		o.Request = asPut(o.Request)
-		return o, true
-	case OpTxn:
-		var writes []Request
-		for _, r := range o.Request.Success {
-			if r.Kind == OpPut || r.Kind == OpDelete {
-				writes = append(writes, asPut(r))
-			}
-		}
-		if len(writes) == 0 {
-			return o, false
-		}
-		o.Request = Request{Kind: OpTxn, Success: writes}
+	if o.Request.Kind == OpCompact {
 		return o, true
 	}
-	return o, false
+	marker := fmt.Sprintf("carried.%d", o.ID)
+	var first *Request
+	o.Request.Writes(func(w *Request, _ bool) {
+		if first == nil {
+			first = w
+		}
+	})
+	switch {
+	case o.Request.Kind == OpLeaseRevoke:
+		o.Request = Request{Kind: OpPut, Key: fmt.Sprintf("carried-revoke/%d", o.Request.Lease), Value: marker}
+	case first == nil:
+		return o, false
+	case first.Kind == OpPut && !first.IgnoreValue:
+		o.Request = Request{Kind: OpPut, Key: first.Key, Value: first.Value}
+	default:
+		o.Request = Request{Kind: OpPut, Key: first.Key, Value: marker}
+	}
+	return o, true
 }
 
 func (s *Segmenter) openText() string {

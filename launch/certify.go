@@ -12,8 +12,8 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
-	"github.com/vigil-suite/vigil/fixtures/command"
 	"github.com/vigil-suite/vigil/fixtures/external"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"github.com/vigil-suite/vigil/reports"
 )
 
@@ -132,10 +132,8 @@ func (c *CertifyOptions) check() error {
 	case c.Endpoints == "" && (c.Security.given() || c.Security.InsecureSkipVerify):
 		return Usagef("--cacert, --cert, --key, --user, --password and --insecure-skip-tls-verify reach a server you run: they go with --endpoints (a server vigil starts serves plain gRPC on loopback)")
 	}
-	if c.Command != "" {
-		if _, _, err := command.ParseCommand(c.Command); err != nil {
-			return Usagef("%v", err)
-		}
+	if err := checkCommand(c.Command); err != nil {
+		return err
 	}
 	_, err := resolveLimitations(c.Limitations)
 	return err
@@ -200,7 +198,7 @@ func Certify(ctx context.Context, c CertifyOptions) (int, error) {
 func (c *CertifyOptions) finish(begin time.Time, phases []Phase) (int, error) {
 	logf("\n[%d/%d] the verdict… (%s elapsed)", len(c.phaseTitles())+1, len(c.phaseTitles())+1, time.Since(begin).Round(time.Second))
 	cert := Certificate{Format: 1, Profile: check.ProfileKubernetes, Server: c.server(), Vigil: c.Vigil, Seed: c.Seed,
-		Flags: Redacted(c.Given), Phases: phases, Limitations: c.Limitations}
+		Flags: redact.Flags(c.Given), Phases: phases, Limitations: c.Limitations}
 	coverSkipped(phases)
 	for _, p := range phases {
 		cert.Requirements = append(cert.Requirements, p.Requirements...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/fixtures/kine"
+	"github.com/vigil-suite/vigil/internal/redact"
 )
 
 // certified is the server certify holds to what Kubernetes needs, as
@@ -60,16 +61,21 @@ func (s commandCertified) run(o *Options) {
 	}
 }
 
+// flags name the server with its credentials redacted: a repro is
+// printed and written into the certificate.
 func (s commandCertified) flags(target string) string {
+	line := quote(redact.Line(string(s)))
 	if target == "kube" {
-		return "--target kube --store command --command " + quote(string(s))
+		return "--target kube --store command --command " + line
 	}
-	return "--fixture command --command " + quote(string(s))
+	return "--fixture command --command " + line
 }
 
 func (commandCertified) faults(all []string) ([]string, map[string]string) { return all, nil }
 
-func (s commandCertified) String() string { return "the server of --command " + string(s) }
+func (s commandCertified) String() string {
+	return "the server of --command " + redact.Line(string(s))
+}
 
 // endpointsCertified is a server the user runs: vigil owns neither its
 // process nor a proxy in front of it. sec reaches it over TLS or with

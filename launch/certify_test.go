@@ -181,13 +181,36 @@ func TestCertifyEndpointsOverTLS(t *testing.T) {
 	}
 }
 
+// A --command with a credential: each phase is handed the line as
+// written (the server needs it), while the certificate's server and
+// every repro show it redacted.
+func TestCertifyCommandRedacted(t *testing.T) {
+	o := DefaultCertifyOptions()
+	o.Command = "/bin/sh -c 'exec etcd --listen {client_port}' x postgres://u:SECRET@h/db"
+	srv := o.certifiedServer()
+	for _, target := range []string{"etcd", "kube"} {
+		co, ro := ConformOptions{Target: target}, Options{Target: target}
+		srv.conform(&co)
+		srv.run(&ro)
+		if co.Command != o.Command || ro.Command != o.Command {
+			t.Errorf("%s: the phases are handed %q and %q", target, co.Command, ro.Command)
+		}
+		if f := srv.flags(target); strings.Contains(f, "SECRET") || !strings.Contains(f, "postgres://u:REDACTED@h/db") {
+			t.Errorf("%s repro flags %q", target, f)
+		}
+	}
+	if s := srv.String(); strings.Contains(s, "SECRET") {
+		t.Errorf("server %q", s)
+	}
+}
+
 // --store command and --store endpoints under kube-apiserver: what
 // Resolve accepts and refuses (certify's phases 3 and 4 rest on them).
 func TestCertifyKubeStoreOptions(t *testing.T) {
 	for _, tc := range []struct {
 		store, command, endpoints, faults, want string
 	}{
-		{StoreCommand, "etcd --port {client_port}", "", "kill-leader,watch-drop", ""},
+		{StoreCommand, "/usr/local/bin/etcd --port {client_port}", "", "kill-leader,watch-drop", ""},
 		{StoreEndpoints, "", "127.0.0.1:2379", "compact-storm,restart-apiserver", ""},
 		{StoreEndpoints, "", "127.0.0.1:2379", "kill-leader,compact-storm", "kill-leader need the store's process"},
 		{StoreEndpoints, "", "", "", "--store endpoints needs --endpoints"},

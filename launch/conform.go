@@ -219,6 +219,9 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	if err := resolveProfile(&o.Profile); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkCommand(o.Command); err != nil {
+		return nil, nil, nil, err
+	}
 	if o.Target == "kube" && len(o.Limitations) > 0 {
 		return nil, nil, nil, Usagef("--limitation declares departures from the etcd API: it goes with --target etcd")
 	}

@@ -162,13 +162,26 @@ func (k KineOptions) server(ctx context.Context, dir string, net fixtures.Networ
 	return kine.New(kine.Config{Binary: bin, Version: v, Dir: dir, Network: net, Backend: k.Backend, Progress: os.Stderr}), nil
 }
 
+// checkCommand reads a --command line (if given) before anything starts:
+// one that cannot be read, or names a program not on PATH, is a usage
+// error.
+func checkCommand(line string) error {
+	if line == "" {
+		return nil
+	}
+	if _, err := command.ParseCommand(line); err != nil {
+		return Usagef("%v", err)
+	}
+	return nil
+}
+
 // commandServer is --fixture command: any etcd-API server started from
 // line, with {client_port} and {data_dir} filled in.
 func commandServer(line, dir string, net fixtures.Network) (*command.Server, error) {
-	bin, args, err := command.ParseCommand(line)
+	l, err := command.ParseCommand(line)
 	if err != nil {
 		return nil, Usagef("%v", err)
 	}
-	return command.New(command.Config{Name: "server-0", Binary: bin, Args: args, Dir: dir, Network: net,
+	return command.New(command.Config{Name: "server-0", Binary: l.Binary, Args: l.Args, Env: l.Env, Dir: dir, Network: net,
 		Target: history.Target{Kind: "etcd", Fixture: "command"}}), nil
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigil-suite/vigil/chaos"
@@ -82,7 +81,8 @@ type Options struct {
 
 	// Given holds the options set on the command line by their flag names,
 	// with their values: what a default means can depend on it, and the
-	// history and result.json record it (passwords redacted).
+	// history and result.json record it (credentials redacted, by
+	// internal/redact, where each is written).
 	Given map[string]string
 	// Vigil is vigil's version, recorded in every history.
 	Vigil string
@@ -201,20 +201,4 @@ func (e EtcdSecurity) Resolved() fixtures.Security {
 // given reports whether any of the options (not the environment) is set.
 func (e EtcdSecurity) given() bool {
 	return e.CACert != "" || e.Cert != "" || e.Key != "" || e.User != "" || e.Password != ""
-}
-
-// Redacted is the options set as the history and result.json keep them:
-// a password or token given on the command line is not written down.
-func Redacted(set map[string]string) map[string]string {
-	out := make(map[string]string, len(set))
-	for k, v := range set {
-		switch name, _, withPassword := strings.Cut(v, ":"); {
-		case k == "password" || k == "token":
-			v = "(redacted)"
-		case k == "user" && withPassword:
-			v = name + ":(redacted)"
-		}
-		out[k] = v
-	}
-	return out
 }

@@ -82,6 +82,9 @@ func (o *Options) Resolve() error {
 	if err := o.checkTarget(); err != nil {
 		return err
 	}
+	if err := checkCommand(o.Command); err != nil {
+		return err
+	}
 	if err := o.checkCommon(); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/runs"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites"
 	"github.com/vigil-suite/vigil/targets/kube"
@@ -138,7 +139,7 @@ func (o *Options) runKube(ctx context.Context, setup suites.Setup) (*suites.Outc
 
 // common is what the suites' run of either target takes from the options.
 func (o *Options) common(links chaos.Links) suites.Common {
-	return suites.Common{Out: o.Out, HistoryFormat: o.historyFormat, Seed: o.Seed, Vigil: o.Vigil, Flags: Redacted(o.Given), Checks: o.checkConfig(),
+	return suites.Common{Out: o.Out, HistoryFormat: o.historyFormat, Seed: o.Seed, Vigil: o.Vigil, Flags: o.Given, Checks: o.checkConfig(),
 		Sabotage: o.Sabotage, Schedule: o.schedule, Links: links, Logf: logf, Progress: os.Stderr,
 		LiveEvery: o.liveEvery(), FailFast: o.FailFast, Segment: o.Segment, Profile: o.Profile, Limitations: o.limitations}
 }
@@ -282,8 +283,8 @@ func (o *Options) tidy(verdict string) {
 // so a CI job finds the reason next to the logs.
 func (o *Options) setupFailed(err error) error {
 	err = SetupError(err)
-	r := reports.Result{Format: reports.ResultFormat, Vigil: o.Vigil, Flags: Redacted(o.Given), Verdict: reports.VerdictError,
-		Reason: err.Error(), SetupFailed: true, Seed: o.Seed, Target: history.Target{Kind: o.Target, Fixture: o.Fixture},
+	r := reports.Result{Format: reports.ResultFormat, Vigil: o.Vigil, Flags: redact.Flags(o.Given), Verdict: reports.VerdictError,
+		Reason: redact.Text(err.Error()), SetupFailed: true, Seed: o.Seed, Target: history.Target{Kind: o.Target, Fixture: o.Fixture},
 		Checks: []check.Result{}, Profile: o.Profile, Limitations: o.limitations}
 	writeResult(o.Out, r)
 	return err

@@ -393,7 +393,7 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 		c := row(history.FormOf(o.Request))
 		c.Sent++
 		switch {
-		case o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision:
+		case o.Response != nil || o.Definite():
 			c.Answered++
 		case o.Code == history.ErrRefused:
 			c.Refused++

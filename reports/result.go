@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/internal/redact"
 )
 
 // Verdict of a whole run; "error" means the run could not be judged
@@ -102,7 +103,7 @@ func SummarizeDigest(d *Digest, results []check.Result, durationS float64) Resul
 	m := d.meta
 	profile := profileOf(m)
 	results = check.MarkProfile(results, profile)
-	r := Result{Format: ResultFormat, Profile: profile, Limitations: m.Limitations, Vigil: m.Vigil, Flags: m.Flags, Verdict: string(check.Overall(results)),
+	r := Result{Format: ResultFormat, Profile: profile, Limitations: m.Limitations, Vigil: m.Vigil, Flags: redact.Flags(m.Flags), Verdict: string(check.Overall(results)),
 		Seed: m.Seed, Target: m.Target, DurationS: durationS, Checks: results, Stats: Stats{Faults: []FaultCount{}}}
 	if r.Checks == nil {
 		r.Checks = []check.Result{}

@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-suite/vigil/fixtures"
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 )
@@ -155,7 +156,9 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 	for k, v := range c.Flags {
 		flags[k] = v
 	}
-	meta.Vigil, meta.Target, meta.Seed, meta.Started, meta.Flags = c.Vigil, fx.Describe(), c.Seed, clock.Base(), flags
+	// The history is the first file that records the flags; a credential
+	// in them stops here.
+	meta.Vigil, meta.Target, meta.Seed, meta.Started, meta.Flags = c.Vigil, fx.Describe(), c.Seed, clock.Base(), redact.Flags(flags)
 	meta.Profile = c.Profile
 	if c.Limitations != nil {
 		meta.Limitations = c.Limitations

@@ -116,7 +116,7 @@ func NewRevBounds(h *history.History) *RevBounds {
 	for i := range h.Operations {
 		o := &h.Operations[i]
 		if o.Failed() {
-			if o.Request.Kind.IsWrite() && o.Code != history.ErrCompacted && o.Code != history.ErrFutureRevision {
+			if o.Request.Kind.IsWrite() && !o.Definite() {
 				b.UnknownCalls = append(b.UnknownCalls, o.Call)
 			}
 			continue
@@ -265,15 +265,14 @@ func WriteKey(r *history.Request) string {
 	if r.Kind != history.OpTxn {
 		return r.Key
 	}
-	for _, br := range [][]history.Request{r.Success, r.Failure} {
-		for _, s := range br {
-			if s.Kind == history.OpPut || s.Kind == history.OpDelete {
-				return s.Key
-			}
+	key := ""
+	r.Writes(func(w *history.Request, _ bool) {
+		if key == "" {
+			key = w.Key
 		}
-	}
-	if len(r.Compares) > 0 {
+	})
+	if key == "" && len(r.Compares) > 0 {
 		return r.Compares[0].Key
 	}
-	return ""
+	return key
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // answered reports whether the system answered the call: a response, or a
-// definite error (compacted, future revision, refused as unsupported; for Kubernetes, an HTTP
+// definite error (compacted, future revision, key or lease not found,
+// invalid, refused as unsupported; for Kubernetes, an HTTP
 // Status). A timeout, a reset or a refused connection is no answer.
 func answered(o *history.Operation) bool {
-	return o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision || o.Code == history.ErrRefused
+	return o.Response != nil || o.Definite() || o.Code == history.ErrRefused
 }
 
 // Call is when a call was made and returned, what kind it was and whether

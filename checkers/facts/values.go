@@ -18,11 +18,24 @@ type KeyValue struct{ Key, Value string }
 // PossibleWrites maps every (key, value) a put may have written to what is
 // known of it: puts of acknowledged writes that took effect (a put, or a
 // put in the branch a txn took) and every put of a write of unknown
-// outcome (either branch). A put in the branch a txn did not take wrote
-// nothing.
+// outcome (any branch). A put in the branch a txn did not take wrote
+// nothing; a put with ignore_value names no value.
 func PossibleWrites(h *history.History) map[KeyValue]WrittenValue {
 	out := map[KeyValue]WrittenValue{}
+	// On a key a put with ignore_value may rewrite, a value stays at later
+	// revisions than the one that wrote it: its revision is not known.
+	kept := map[string]bool{}
+	for i := range h.Operations {
+		h.Operations[i].Request.Writes(func(r *history.Request, _ bool) {
+			if r.Kind == history.OpPut && r.IgnoreValue {
+				kept[r.Key] = true
+			}
+		})
+	}
 	add := func(r *history.Request, rev, op int64) {
+		if kept[r.Key] {
+			rev = 0
+		}
 		kv := KeyValue{r.Key, r.Value}
 		if old, dup := out[kv]; dup {
 			out[kv] = WrittenValue{Op: old.Op} // ambiguous: revision unknown
@@ -32,31 +45,21 @@ func PossibleWrites(h *history.History) map[KeyValue]WrittenValue {
 	}
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if o.Failed() && (o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision) {
+		if o.Definite() {
 			continue
 		}
-		rev := int64(0)
-		if !o.Failed() {
-			rev = o.Response.Revision
-		}
-		switch o.Request.Kind {
-		case history.OpPut:
-			add(&o.Request, rev, o.ID)
-		case history.OpTxn:
-			for _, br := range []struct {
-				reqs    []history.Request
-				success bool
-			}{{o.Request.Success, true}, {o.Request.Failure, false}} {
-				if !o.Failed() && o.Response.Succeeded != br.success {
-					continue
-				}
-				for j := range br.reqs {
-					if br.reqs[j].Kind == history.OpPut {
-						add(&br.reqs[j], rev, o.ID)
-					}
-				}
+		// A put with ignore_value writes the value the key held: no value
+		// of its own to name it by.
+		put := func(r *history.Request, rev int64) {
+			if r.Kind == history.OpPut && !r.IgnoreValue {
+				add(r, rev, o.ID)
 			}
 		}
+		if o.Failed() {
+			o.Request.Writes(func(r *history.Request, _ bool) { put(r, 0) })
+			continue
+		}
+		history.Executed(&o.Request, o.Response, func(r *history.Request, _ *history.Response) { put(r, o.Response.Revision) })
 	}
 	return out
 }

@@ -151,26 +151,16 @@ func learn(known map[string]sessionSeen, o *history.Operation, writes bool) {
 	}
 }
 
-// putKeys are the keys an acknowledged put, or the branch an acknowledged
+// putKeys are the keys an acknowledged put, or the path an acknowledged
 // txn took, wrote at the response's revision.
 func putKeys(o *history.Operation) []string {
-	switch o.Request.Kind {
-	case history.OpPut:
-		return []string{o.Request.Key}
-	case history.OpTxn:
-		br := o.Request.Failure
-		if o.Response.Succeeded {
-			br = o.Request.Success
+	var keys []string
+	history.Executed(&o.Request, o.Response, func(r *history.Request, _ *history.Response) {
+		if r.Kind == history.OpPut {
+			keys = append(keys, r.Key)
 		}
-		var keys []string
-		for _, r := range br {
-			if r.Kind == history.OpPut {
-				keys = append(keys, r.Key)
-			}
-		}
-		return keys
-	}
-	return nil
+	})
+	return keys
 }
 
 func sessionViolation(h *history.History, guarantee error, o *history.Operation, kv history.KV, s sessionSeen, writes bool) check.Violation {

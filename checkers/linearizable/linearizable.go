@@ -202,11 +202,11 @@ func (p *linPrep) describe(op *linOp) string {
 			fmt.Fprintf(&b, " -> deleted %d", r.Deleted)
 		case history.OpTxn:
 			fmt.Fprintf(&b, " -> succeeded=%v", r.Succeeded)
-			for _, in := range r.Responses {
-				if len(in.KVs) > 0 {
+			history.Executed(op.req, r, func(q *history.Request, in *history.Response) {
+				if q.Kind == history.OpRange && len(in.KVs) > 0 {
 					fmt.Fprintf(&b, " %s", p.kvsString(in.KVs))
 				}
-			}
+			})
 		}
 		fmt.Fprintf(&b, " @%d", r.Revision)
 	case modeDefinite:
@@ -223,9 +223,31 @@ func (p *linPrep) reqString(r *history.Request) string {
 	k := p.ks.short(r.Key)
 	switch r.Kind {
 	case history.OpPut:
-		return fmt.Sprintf("put(%s, %q)", k, r.Value)
+		var opts []string
+		if r.IgnoreValue {
+			opts = append(opts, "ignore value")
+		} else {
+			opts = append(opts, fmt.Sprintf("%q", r.Value))
+		}
+		if r.Lease != 0 {
+			opts = append(opts, fmt.Sprintf("lease %d", r.Lease))
+		}
+		if r.IgnoreLease {
+			opts = append(opts, "ignore lease")
+		}
+		if r.PrevKV {
+			opts = append(opts, "prev_kv")
+		}
+		return fmt.Sprintf("put(%s, %s)", k, strings.Join(opts, ", "))
 	case history.OpDelete:
+		if r.End != "" {
+			return fmt.Sprintf("delete(%s..%s)", k, p.ks.short(r.End))
+		}
 		return fmt.Sprintf("delete(%s)", k)
+	case history.OpLeaseGrant:
+		return fmt.Sprintf("lease-grant(%d s)", r.TTL)
+	case history.OpLeaseRevoke:
+		return fmt.Sprintf("lease-revoke(%d)", r.Lease)
 	case history.OpRange:
 		s := "get(" + k
 		if r.End != "" {
@@ -243,6 +265,17 @@ func (p *linPrep) reqString(r *history.Request) string {
 		if r.Revision > 0 {
 			s += fmt.Sprintf(", rev %d", r.Revision)
 		}
+		if r.SortOrder != "" || r.SortTarget != "" {
+			s += fmt.Sprintf(", sort %s by %s", orDefault(r.SortOrder, "none"), orDefault(r.SortTarget, "key"))
+		}
+		for _, f := range []struct {
+			name string
+			rev  int64
+		}{{"mod >=", r.MinModRevision}, {"mod <=", r.MaxModRevision}, {"create >=", r.MinCreateRevision}, {"create <=", r.MaxCreateRevision}} {
+			if f.rev != 0 {
+				s += fmt.Sprintf(", %s %d", f.name, f.rev)
+			}
+		}
 		return s + ")"
 	case history.OpCompact:
 		return fmt.Sprintf("compact(%d)", r.Revision)
@@ -253,7 +286,11 @@ func (p *linPrep) reqString(r *history.Request) string {
 			if strings.EqualFold(c.Target, "value") {
 				operand = fmt.Sprintf("%q", c.Value)
 			}
-			cs = append(cs, fmt.Sprintf("%s(%s)%s%s", c.Target, p.ks.short(c.Key), c.Result, operand))
+			key := p.ks.short(c.Key)
+			if c.End != "" {
+				key += ".." + p.ks.short(c.End)
+			}
+			cs = append(cs, fmt.Sprintf("%s(%s)%s%s", c.Target, key, c.Result, operand))
 		}
 		for i := range r.Success {
 			ss = append(ss, p.reqString(&r.Success[i]))

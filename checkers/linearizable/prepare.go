@@ -12,8 +12,9 @@ import (
 
 // prepareLinearizable turns the history's operations into porcupine
 // operations and builds the keyspace the model reads. It returns an error
-// for operations the model cannot judge (an unknown compare, a nested txn);
-// figures are filled in either way.
+// for operations the model cannot judge (an unknown compare target, more
+// execution paths or leases than it tracks); figures are filled in either
+// way.
 func prepareLinearizable(h *history.History) (*linPrep, error) {
 	p := &linPrep{figures: map[string]float64{"operations": float64(len(h.Operations))}}
 	ks := &keyspace{index: map[string]int32{}, valueIdx: map[string]int32{}, writer: map[string]int64{},
@@ -21,15 +22,25 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	_, ks.noVersions = h.Meta.Limitations[history.LimitationNoVersions]
 	p.ks = ks
 
-	// Every value any put tried to write, and who tried.
+	// Every value any put tried to write, and who tried. A put with
+	// ignore_value writes the value the key holds, so a value seen on such
+	// a key does not date the write that made it.
 	keySet := map[string]bool{}
+	ks.ignoreValue = map[string]bool{}
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		forEachPut(&o.Request, func(r *history.Request, _ bool) {
+		forEachPut(&o.Request, func(r *history.Request) {
+			if r.IgnoreValue {
+				ks.ignoreValue[r.Key] = true
+				return
+			}
 			if _, ok := ks.writer[r.Value]; !ok {
 				ks.writer[r.Value] = o.ID
 			}
 		})
+	}
+	if err := ks.indexLeases(h); err != nil {
+		return p, err
 	}
 
 	// Classify; remember when each value was first shown by a response,
@@ -37,7 +48,11 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	seen := map[string]sighting{}
 	observe := func(kvs []history.KV, t time.Duration, byRead bool) {
 		for _, kv := range kvs {
-			seen[kv.Value] = seen[kv.Value].add(t, kv.ModRevision, byRead)
+			rev := kv.ModRevision
+			if ks.ignoreValue[kv.Key] {
+				rev = 0
+			}
+			seen[kv.Value] = seen[kv.Value].add(t, rev, byRead)
 		}
 	}
 	quiet := newQuietRecorder()
@@ -51,25 +66,23 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 			continue
 		}
 		op := &linOp{id: o.ID, client: o.Client, mode: mode, req: &o.Request, resp: o.Response, code: o.Code}
-		if err := resolveShape(op); err != nil {
+		if err := checkShape(&o.Request); err != nil {
 			return p, fmt.Errorf("operation %d: %v", o.ID, err)
 		}
 		if mode == modeAcked {
 			ks.horizon = max(ks.horizon, o.Response.Revision)
 			quiet.add(o)
-			observe(o.Response.KVs, o.Return, true)
-			observe(o.Response.PrevKVs, o.Return, true)
-			for _, in := range o.Response.Responses {
-				observe(in.KVs, o.Return, true)
-				observe(in.PrevKVs, o.Return, true)
-			}
+			history.Executed(&o.Request, o.Response, func(_ *history.Request, r *history.Response) {
+				if r != nil {
+					observe(r.KVs, o.Return, true)
+					observe(r.PrevKVs, o.Return, true)
+				}
+			})
 			if rev, wrote := facts.AckedWriteRevision(o); wrote {
 				ks.taken[rev] = o.ID
 			}
 		}
-		if mode != modeDefinite {
-			forEachPut(&o.Request, func(r *history.Request, _ bool) { keySet[r.Key] = true })
-		}
+		forEachPut(&o.Request, func(r *history.Request) { keySet[r.Key] = true })
 		ops = append(ops, op)
 		times = append(times, porcupine.Operation{ClientId: o.Client, Input: op, Call: int64(o.Call), Return: int64(o.Return)})
 	}
@@ -77,6 +90,14 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	ks.keys = sortedKeys(keySet)
 	for i, k := range ks.keys {
 		ks.index[k] = int32(i)
+	}
+	ks.leaseKeys = map[int32][]int32{}
+	for _, op := range ops {
+		forEachPut(op.req, func(r *history.Request) {
+			if l := ks.leaseIdx[r.Lease]; l != 0 {
+				ks.leaseKeys[l] = append(ks.leaseKeys[l], ks.index[r.Key])
+			}
+		})
 	}
 	// Watches show values too, and vouch for the keys they did not see change.
 	for _, w := range h.Watches {
@@ -97,18 +118,14 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	ks.values = append(ks.values, "")
 	ks.valueIdx[""] = 0
 	for _, op := range ops {
-		forEachPut(op.req, func(r *history.Request, _ bool) {
-			if _, ok := ks.valueIdx[r.Value]; !ok {
+		forEachPut(op.req, func(r *history.Request) {
+			if _, ok := ks.valueIdx[r.Value]; !ok && !r.IgnoreValue {
 				ks.valueIdx[r.Value] = int32(len(ks.values))
 				ks.values = append(ks.values, r.Value)
 			}
 		})
-		for j := range op.compares {
-			c := &op.compares[j]
-			c.key = -1
-			if k, ok := ks.index[op.req.Compares[j].Key]; ok {
-				c.key = k
-			}
+		if err := ks.buildPaths(op); err != nil {
+			return p, fmt.Errorf("operation %d: %v", op.id, err)
 		}
 	}
 	ks.pins, ks.pinWatch = quiet.pins(h, ks)
@@ -131,19 +148,9 @@ func prepareLinearizable(h *history.History) (*linPrep, error) {
 	maxClient := 0
 	for i, op := range ops {
 		if op.mode == modeMaybe {
-			var first sighting
-			forEachPut(op.req, func(r *history.Request, success bool) {
-				sg, ok := seen[r.Value]
-				if !ok || (op.mode == modeMust && op.mustSuccess && !success) {
-					return
-				}
-				if op.mode == modeMust && success != op.mustSuccess {
-					first = sighting{} // the success branch wins; forget the other's sightings
-				}
-				op.mode, op.mustSuccess = modeMust, success
-				first = first.merge(sg)
-			})
-			if op.mode == modeMust {
+			first, paths := mustPaths(op, seen)
+			if paths != 0 {
+				op.mode, op.mustPaths = modeMust, paths
 				times[i].Return = max(times[i].Call, int64(first.time))
 				op.pin = first.revision()
 				if _, held := ks.taken[op.pin]; op.pin > 0 && !held {
@@ -189,91 +196,275 @@ func classify(o *history.Operation) (linMode, bool) {
 		if o.Request.Serializable {
 			return 0, false
 		}
+	case history.OpLeaseGrant:
+		// A grant of unknown outcome made a lease no one was told of;
+		// the workload never uses it.
+		return modeAcked, !o.Failed()
 	}
-	if !o.Failed() {
-		return modeAcked, true
-	}
-	definite := o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision
 	switch {
-	case o.Request.Kind == history.OpRange && definite:
+	case !o.Failed():
+		return modeAcked, true
+	case o.Code == history.ErrInvalid:
+		return 0, false // refused whatever the store holds: it did nothing and says nothing
+	case o.Definite():
 		return modeDefinite, true
-	case o.Request.Kind == history.OpCompact && definite:
-		return modeDefinite, true
-	case o.Request.Kind == history.OpRange, definite:
-		return 0, false // a failed read says nothing; a write that definitely failed did nothing
+	case o.Request.Kind == history.OpRange:
+		return 0, false // a failed read says nothing
 	}
 	return modeMaybe, true
 }
 
-// resolveShape fills in an operation's branches and compares and rejects
-// what the model does not know.
-func resolveShape(op *linOp) error {
-	r := op.req
-	switch r.Kind {
-	case history.OpRange, history.OpCompact:
-		return nil
-	case history.OpPut, history.OpDelete:
-		op.success = []history.Request{*r}
-		if op.mode == modeAcked {
-			op.inner = []history.Response{*op.resp}
+// checkShape rejects what the model does not know.
+func checkShape(r *history.Request) error {
+	var err error
+	r.Walk(func(q *history.Request) bool {
+		switch q.Kind {
+		case history.OpRange, history.OpPut, history.OpDelete, history.OpTxn, history.OpCompact,
+			history.OpLeaseGrant, history.OpLeaseRevoke:
+		default:
+			err = fmt.Errorf("the model does not know operations of kind %q", q.Kind)
 		}
-		return nil
-	case history.OpTxn:
-	default:
-		return fmt.Errorf("the model does not know operations of kind %q", r.Kind)
-	}
-	op.success, op.failure = r.Success, r.Failure
-	if op.mode == modeAcked {
-		op.inner = op.resp.Responses
-	}
-	for _, br := range [][]history.Request{r.Success, r.Failure} {
-		for _, b := range br {
-			switch {
-			case b.Kind != history.OpRange && b.Kind != history.OpPut && b.Kind != history.OpDelete:
-				return fmt.Errorf("a txn branch holds a %q, the model knows range, put and delete", b.Kind)
-			case b.Kind == history.OpRange && b.Revision > 0:
-				return fmt.Errorf("a txn branch reads at revision %d, the model keeps no old revisions", b.Revision)
+		for _, c := range q.Compares {
+			switch strings.ToLower(c.Target) {
+			case history.CompareMod, history.CompareCreate, history.CompareVersion, history.CompareValue, history.CompareLease:
+			default:
+				err = fmt.Errorf("the model does not know the compare target %q", c.Target)
+			}
+			switch c.Result {
+			case "=", "==", "!=", "<", ">":
+			default:
+				err = fmt.Errorf("the model does not know the compare operator %q", c.Result)
 			}
 		}
+		return err == nil
+	})
+	return err
+}
+
+// maxPaths bounds the execution paths of one request (mustPaths is a
+// bit mask of them).
+const maxPaths = 64
+
+// buildPaths fills in an operation's execution paths: the one its
+// response took for an answered request, every one otherwise.
+func (ks *keyspace) buildPaths(op *linOp) error {
+	r := op.req
+	switch r.Kind {
+	case history.OpRange, history.OpCompact, history.OpLeaseGrant:
+		return nil
+	case history.OpPut, history.OpDelete, history.OpLeaseRevoke:
+		p := execPath{ops: []history.Request{*r}}
+		if op.mode == modeAcked {
+			p.inner = []history.Response{*op.resp}
+		}
+		op.paths = []execPath{p}
+		return nil
 	}
-	for _, c := range r.Compares {
-		cc := compare{target: strings.ToLower(c.Target), result: c.Result, n: c.Int, value: c.Value}
-		if cc.result == "==" {
-			cc.result = "="
-		}
-		switch cc.target {
-		case "mod", "create", "version", "value":
-		default:
-			return fmt.Errorf("the model does not know the compare target %q", c.Target)
-		}
-		switch cc.result {
-		case "=", "!=", "<", ">":
-		default:
-			return fmt.Errorf("the model does not know the compare operator %q", c.Result)
-		}
-		op.compares = append(op.compares, cc)
+	if op.mode == modeAcked {
+		p := execPath{}
+		ks.takenPath(r, op.resp, 0, &p)
+		op.paths = []execPath{p}
+		return nil
+	}
+	op.paths = ks.allPaths(r, 0)
+	if len(op.paths) > maxPaths {
+		return fmt.Errorf("a txn of %d execution paths; the model follows at most %d", len(op.paths), maxPaths)
 	}
 	return nil
 }
 
-// forEachPut calls f for every put a request holds (itself, or in either
-// branch of a txn), saying whether it is in the success branch.
-func forEachPut(r *history.Request, f func(put *history.Request, success bool)) {
-	switch r.Kind {
-	case history.OpPut:
-		f(r, true)
-	case history.OpTxn:
-		for i := range r.Success {
-			if r.Success[i].Kind == history.OpPut {
-				f(&r.Success[i], true)
+// takenPath appends to p the path an answered txn took: its compares'
+// result by each txn's Succeeded, and what ran with its responses.
+func (ks *keyspace) takenPath(r *history.Request, resp *history.Response, depth int, p *execPath) {
+	p.conds = append(p.conds, cond{cmps: ks.compares(r.Compares), want: resp.Succeeded, depth: depth})
+	br := r.Branch(resp.Succeeded)
+	for i := range br {
+		var in history.Response
+		if i < len(resp.Responses) {
+			in = resp.Responses[i]
+		}
+		if br[i].Kind == history.OpTxn {
+			ks.takenPath(&br[i], &in, depth+1, p)
+			continue
+		}
+		p.ops = append(p.ops, br[i])
+		if i < len(resp.Responses) {
+			p.inner = append(p.inner, in)
+		}
+	}
+}
+
+// allPaths lists every way a txn can execute: each branch, crossed with
+// the paths of the txns nested in it.
+func (ks *keyspace) allPaths(r *history.Request, depth int) []execPath {
+	cmps := ks.compares(r.Compares)
+	var out []execPath
+	for _, want := range []bool{true, false} {
+		partial := []execPath{{conds: []cond{{cmps: cmps, want: want, depth: depth}}}}
+		for _, q := range r.Branch(want) {
+			if q.Kind != history.OpTxn {
+				for i := range partial {
+					partial[i].ops = append(partial[i].ops[:len(partial[i].ops):len(partial[i].ops)], q)
+				}
+				continue
+			}
+			var crossed []execPath
+			for _, sub := range ks.allPaths(&q, depth+1) {
+				for _, p := range partial {
+					crossed = append(crossed, execPath{
+						conds: append(p.conds[:len(p.conds):len(p.conds)], sub.conds...),
+						ops:   append(p.ops[:len(p.ops):len(p.ops)], sub.ops...)})
+				}
+			}
+			partial = crossed
+			if len(partial) > maxPaths {
+				return partial // too many: buildPaths says so
 			}
 		}
-		for i := range r.Failure {
-			if r.Failure[i].Kind == history.OpPut {
-				f(&r.Failure[i], false)
+		out = append(out, partial...)
+	}
+	return out
+}
+
+// compares resolves a txn's compares against the keyspace.
+func (ks *keyspace) compares(cs []history.Compare) []compare {
+	out := make([]compare, 0, len(cs))
+	for _, c := range cs {
+		cc := compare{target: strings.ToLower(c.Target), result: c.Result, n: c.Int, value: c.Value, ranged: c.End != ""}
+		if cc.result == "==" {
+			cc.result = "="
+		}
+		cc.lo, cc.hi = ks.span(c.Key, c.End)
+		out = append(out, cc)
+	}
+	return out
+}
+
+// mustPaths returns, for a write of unknown outcome, the paths that write
+// every value a response or event showed (or, when no one path does, any
+// that writes one: the model then fails to explain the others), and the
+// first sighting of those values.
+func mustPaths(op *linOp, seen map[string]sighting) (sighting, uint64) {
+	var all, any uint64 = ^uint64(0), 0
+	var first sighting
+	sawAny := false
+	shown := map[string]bool{}
+	for i, path := range op.paths {
+		for _, r := range path.ops {
+			if r.Kind == history.OpPut && !r.IgnoreValue {
+				if _, ok := seen[r.Value]; ok {
+					shown[r.Value] = true
+					any |= 1 << i
+				}
 			}
 		}
 	}
+	for v := range shown {
+		var in uint64
+		for i, path := range op.paths {
+			for _, r := range path.ops {
+				if r.Kind == history.OpPut && !r.IgnoreValue && r.Value == v {
+					in |= 1 << i
+				}
+			}
+		}
+		all &= in
+		first = first.merge(seen[v])
+		sawAny = true
+	}
+	if !sawAny {
+		return sighting{}, 0
+	}
+	if all != 0 {
+		return first, all
+	}
+	return first, any
+}
+
+// forEachPut calls f for every put a request holds: itself, or one in any
+// branch of a txn at any depth.
+func forEachPut(r *history.Request, f func(put *history.Request)) {
+	r.Writes(func(w *history.Request, _ bool) {
+		if w.Kind == history.OpPut {
+			f(w)
+		}
+	})
+}
+
+// indexLeases numbers the leases the history names (index 0: none) and
+// picks those the model tracks: every one but the leases granted by a
+// call (the workload's background leases), which live through the history
+// unless an operation revokes them. A tracked lease that no operation of
+// the history grants is taken to exist or not by the first request that
+// shows which (granted in an earlier segment, or never). A lease revoked
+// by a call while a put names it is beyond the model, which does not
+// place calls.
+func (ks *keyspace) indexLeases(h *history.History) error {
+	ks.leases, ks.leaseIdx, ks.dynamic = []int64{0}, map[int64]int32{0: 0}, []int32{0}
+	byCall := map[int64]bool{}
+	for _, c := range h.CallsOf(history.CallLeaseGrant) {
+		if !c.Failed() {
+			byCall[c.Lease] = true
+		}
+	}
+	revokedByOp := map[int64]bool{}
+	for i := range h.Operations {
+		if o := &h.Operations[i]; o.Request.Kind == history.OpLeaseRevoke {
+			revokedByOp[o.Request.Lease] = true
+		}
+	}
+	tracked := 0
+	name := func(id int64) int32 {
+		if i, ok := ks.leaseIdx[id]; ok {
+			return i
+		}
+		i := int32(len(ks.leases))
+		ks.leases, ks.dynamic = append(ks.leases, id), append(ks.dynamic, 0)
+		ks.leaseIdx[id] = i
+		if !byCall[id] || revokedByOp[id] {
+			if tracked < maxLeases {
+				ks.dynamic[i] = int32(tracked) + 1
+			}
+			tracked++
+		}
+		return i
+	}
+	named := map[int64]bool{}
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		switch o.Request.Kind {
+		case history.OpLeaseGrant:
+			if !o.Failed() {
+				// Granted here: it did not exist before.
+				if bit := ks.dynamic[name(o.Response.Lease)] - 1; bit >= 0 {
+					ks.grantedHere.set(bit, true)
+				}
+			}
+		case history.OpLeaseRevoke:
+			name(o.Request.Lease)
+		}
+		o.Request.Walk(func(q *history.Request) bool {
+			if q.Lease != 0 && q.Kind == history.OpPut {
+				name(q.Lease)
+				named[q.Lease] = true
+			}
+			for _, c := range q.Compares {
+				if strings.EqualFold(c.Target, history.CompareLease) && c.Int != 0 {
+					name(c.Int)
+				}
+			}
+			return true
+		})
+	}
+	if tracked > maxLeases {
+		return fmt.Errorf("the history names %d leases not granted by the workload's calls; the model tracks at most %d", tracked, maxLeases)
+	}
+	for _, c := range h.CallsOf(history.CallLeaseRevoke) {
+		if named[c.Lease] && ks.dynamic[ks.leaseIdx[c.Lease]] == 0 {
+			return fmt.Errorf("lease %d, which puts attach keys to, is revoked by a call (%d); the model places operations only", c.Lease, c.ID)
+		}
+	}
+	return nil
 }
 
 // sighting is what the history shows of one written value: when it was

@@ -228,6 +228,13 @@ func mergeSpans(raw []span) []span {
 // rev writes a key that is quiet there, or writes it otherwise than a
 // watch saw.
 func (m kvModel) branchExcluded(s *kvState, br []history.Request, rev int64) bool {
+	deleted := func(k int32) bool {
+		if m.ks.quietAt(k, rev) {
+			return true
+		}
+		v, ok := m.ks.pins[revKeyIdx{rev, k}]
+		return ok && v != -1
+	}
 	for i := range br {
 		switch br[i].Kind {
 		case history.OpPut:
@@ -235,19 +242,23 @@ func (m kvModel) branchExcluded(s *kvState, br []history.Request, rev int64) boo
 			if m.ks.quietAt(k, rev) {
 				return true
 			}
-			if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok && v != m.ks.valueIdx[br[i].Value] {
+			value := m.ks.valueIdx[br[i].Value]
+			if br[i].IgnoreValue {
+				value = s.get(k).value
+			}
+			if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok && v != value {
 				return true
 			}
 		case history.OpDelete:
 			lo, hi := m.ks.span(br[i].Key, br[i].End)
 			for k := lo; k < hi; k++ {
-				if s.get(k).create == 0 {
-					continue
-				}
-				if m.ks.quietAt(k, rev) {
+				if s.get(k).create != 0 && deleted(k) {
 					return true
 				}
-				if v, ok := m.ks.pins[revKeyIdx{rev, k}]; ok && v != -1 {
+			}
+		case history.OpLeaseRevoke:
+			for _, k := range m.attached(s, br[i].Lease) {
+				if deleted(k) {
 					return true
 				}
 			}

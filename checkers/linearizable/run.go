@@ -370,15 +370,29 @@ func observedKeys(ks *keyspace, op *linOp, f func(k int32)) {
 	if op.mode != modeAcked {
 		return
 	}
+	wrote := false
 	see := func(req *history.Request, resp *history.Response) {
 		switch req.Kind {
 		case history.OpDelete:
+			wrote = true
 			lo, hi := ks.span(req.Key, req.End)
 			for k := lo; k < hi; k++ {
 				f(k)
 			}
+		case history.OpPut, history.OpLeaseRevoke:
+			wrote = true
 		case history.OpRange:
-			if resp == nil || req.KeysOnly || req.CountOnly || (req.Revision > 0 && req.Revision != op.resp.Revision) {
+			if resp == nil || req.KeysOnly || req.CountOnly || (req.Revision > 0 && (wrote || req.Revision != op.resp.Revision)) {
+				return
+			}
+			if order, _ := effectiveSort(req); order != "" || filtered(req) {
+				// Sorted otherwise than by key, or filtered: the keys it
+				// returns are shown whole, the others it says nothing of.
+				for _, kv := range resp.KVs {
+					if k, ok := ks.index[kv.Key]; ok {
+						f(k)
+					}
+				}
 				return
 			}
 			lo, hi := ks.span(req.Key, req.End)
@@ -397,34 +411,17 @@ func observedKeys(ks *keyspace, op *linOp, f func(k int32)) {
 			}
 		}
 	}
-	switch op.req.Kind {
-	case history.OpRange, history.OpDelete:
-		see(op.req, op.resp)
-	case history.OpTxn:
-		br := op.branch(op.resp.Succeeded)
-		for j := range br {
-			if j < len(op.resp.Responses) {
-				see(&br[j], &op.resp.Responses[j])
-			}
-		}
-	}
+	history.Executed(op.req, op.resp, see)
 }
 
 // writtenKeys are the keys an operation may change.
 func (r *linRun) writtenKeys(op *linOp) map[int32]bool {
 	out := map[int32]bool{}
-	add := func(br []history.Request) {
-		for i := range br {
-			if br[i].Kind == history.OpPut || br[i].Kind == history.OpDelete {
-				lo, hi := r.p.ks.span(br[i].Key, br[i].End)
-				for k := lo; k < hi; k++ {
-					out[k] = true
-				}
-			}
+	for _, p := range op.paths {
+		for i := range p.ops {
+			r.p.ks.writes(&p.ops[i], func(k int32) { out[k] = true })
 		}
 	}
-	add(op.success)
-	add(op.failure)
 	return out
 }
 
@@ -444,15 +441,17 @@ func (r *linRun) touchedKeys(op *linOp, out map[int32]bool) {
 		return
 	}
 	add(op.req)
-	for i := range op.success {
-		add(&op.success[i])
-	}
-	for i := range op.failure {
-		add(&op.failure[i])
-	}
-	for _, c := range op.compares {
-		if c.key >= 0 {
-			out[c.key] = true
+	for _, p := range op.paths {
+		for i := range p.ops {
+			add(&p.ops[i])
+			ks.writes(&p.ops[i], func(k int32) { out[k] = true })
+		}
+		for _, c := range p.conds {
+			for _, cm := range c.cmps {
+				for k := cm.lo; k < cm.hi; k++ {
+					out[k] = true
+				}
+			}
 		}
 	}
 }

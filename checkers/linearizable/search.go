@@ -202,7 +202,7 @@ func (r *linRun) verifyReach(set *searchSet, c int32, revLo, revHi int64) {
 	after := max(revLo, pl.floorRev[c])
 	for j := sort.Search(len(gaps), func(j int) bool { return gaps[j] > after }); j < len(gaps) && gaps[j] <= revHi; j++ {
 		g := gaps[j]
-		if r.p.ks.branchFits(op.success, g) || r.p.ks.branchFits(op.failure, g) {
+		if r.p.ks.pathFits(op, g) {
 			need(pl.gapPos(g))
 		}
 	}
@@ -240,7 +240,7 @@ func (r *linRun) fitsGap(op *linOp, after, upTo int64) bool {
 	gaps := r.pl.gaps
 	ks := r.p.ks
 	for j := sort.Search(len(gaps), func(j int) bool { return gaps[j] > after }); j < len(gaps) && gaps[j] <= upTo; j++ {
-		if ks.branchFits(op.success, gaps[j]) || ks.branchFits(op.failure, gaps[j]) {
+		if ks.pathFits(op, gaps[j]) {
 			return true
 		}
 	}

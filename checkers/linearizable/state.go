@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/facts"
+	"github.com/vigil-suite/vigil/history"
 )
 
 // This file holds the state of the kv/linearizable model: the etcd store as
@@ -45,6 +46,22 @@ type keyspace struct {
 	pins map[revKeyIdx]int32
 	// pinWatch names the watch each pin was taken from.
 	pinWatch map[revKeyIdx]int64
+	// leases are the lease ids the history names (puts, compares, lease
+	// operations and calls), index 0 standing for no lease; dynamic[i]
+	// is the bit number + 1 a lease has in kvState.leaseKnown/leaseLive
+	// has, 0 for a lease granted by a call and never revoked by an
+	// operation, which lives through the whole history.
+	leases   []int64
+	leaseIdx map[int64]int32
+	dynamic  []int32
+	// leaseKeys lists, by lease index, the keys some put attaches to it.
+	leaseKeys map[int32][]int32
+	// grantedHere holds the bits of the tracked leases an operation of
+	// the history grants: known not to exist at its start.
+	grantedHere leaseBits
+	// ignoreValue holds the keys some put with ignore_value may rewrite:
+	// a value seen on them does not date the write that made it.
+	ignoreValue map[string]bool
 	// noVersions: the target documents that it keeps no versions, so a
 	// returned version of 0 is not compared (history.LimitationNoVersions).
 	noVersions bool
@@ -77,10 +94,27 @@ func (ks *keyspace) span(key, end string) (int32, int32) {
 
 func (ks *keyspace) short(key string) string { return facts.ShortKey(ks.prefix, key) }
 
+// writes calls f for every key an operation of a path may change: a put's
+// key, a delete's range, the keys a put ever attached to a revoke's lease.
+func (ks *keyspace) writes(r *history.Request, f func(k int32)) {
+	switch r.Kind {
+	case history.OpPut, history.OpDelete:
+		lo, hi := ks.span(r.Key, r.End)
+		for k := lo; k < hi; k++ {
+			f(k)
+		}
+	case history.OpLeaseRevoke:
+		for _, k := range ks.leaseKeys[ks.leaseIdx[r.Lease]] {
+			f(k)
+		}
+	}
+}
+
 // kvEntry is one key. create == 0 means the key does not exist. Revisions
-// are relative to the base; value indexes keyspace.values.
+// are relative to the base; value indexes keyspace.values, lease
+// keyspace.leases (0: no lease).
 type kvEntry struct {
-	value, create, mod, version int32
+	value, create, mod, version, lease int32
 }
 
 const chunkSize = 16
@@ -102,14 +136,36 @@ type kvState struct {
 	baseLo, baseHi int64 // bounds on base while it is unknown
 
 	compactLo, compactHi int64 // bounds on the compact revision (absolute)
+
+	// leaseKnown and leaseLive hold, by keyspace.dynamic bit, whether a
+	// tracked lease's existence is known yet (a lease granted before the
+	// history, in an earlier segment, is not until a request shows it) and
+	// whether it exists.
+	leaseKnown, leaseLive leaseBits
+}
+
+// maxLeases is how many leases the model tracks in one history.
+const maxLeases = 256
+
+// leaseBits is a set of tracked leases, by bit number.
+type leaseBits [maxLeases / 64]uint64
+
+func (b *leaseBits) has(n int32) bool { return b[n/64]&(1<<(n%64)) != 0 }
+func (b *leaseBits) set(n int32, on bool) {
+	if on {
+		b[n/64] |= 1 << (n % 64)
+	} else {
+		b[n/64] &^= 1 << (n % 64)
+	}
 }
 
 func initialState(ks *keyspace) kvState {
 	return kvState{
-		chunks:    make([]*kvChunk, (len(ks.keys)+chunkSize-1)/chunkSize),
-		baseLo:    1,
-		baseHi:    math.MaxInt64,
-		compactHi: math.MaxInt64,
+		chunks:     make([]*kvChunk, (len(ks.keys)+chunkSize-1)/chunkSize),
+		baseLo:     1,
+		baseHi:     math.MaxInt64,
+		compactHi:  math.MaxInt64,
+		leaseKnown: ks.grantedHere,
 	}
 }
 
@@ -225,7 +281,7 @@ func entryHash(i int32, e kvEntry) uint64 {
 	}
 	h := mix(uint64(uint32(i)) | uint64(uint32(e.value))<<32)
 	h = mix(h ^ (uint64(uint32(e.create)) | uint64(uint32(e.mod))<<32))
-	return mix(h ^ uint64(uint32(e.version)))
+	return mix(h ^ (uint64(uint32(e.version)) | uint64(uint32(e.lease))<<32))
 }
 
 // hashState satisfies porcupine's invariant: equal states (stateEqual) have
@@ -237,6 +293,9 @@ func hashState(s kvState) uint64 {
 	h = mix(h ^ uint64(s.base))
 	h = mix(h ^ uint64(s.compactLo) ^ uint64(s.compactHi)<<1)
 	h = mix(h ^ uint64(s.baseLo) ^ uint64(s.baseHi)<<1)
+	for i := range s.leaseKnown {
+		h = mix(h ^ s.leaseKnown[i] ^ s.leaseLive[i]<<1)
+	}
 	if s.ended {
 		h = mix(h ^ 1)
 	}
@@ -246,7 +305,7 @@ func hashState(s kvState) uint64 {
 func stateEqual(a, b kvState) bool {
 	if a.rev != b.rev || a.ended != b.ended || a.base != b.base || a.baseLo != b.baseLo ||
 		a.baseHi != b.baseHi || a.compactLo != b.compactLo || a.compactHi != b.compactHi ||
-		a.khash != b.khash || len(a.chunks) != len(b.chunks) {
+		a.khash != b.khash || len(a.chunks) != len(b.chunks) || a.leaseKnown != b.leaseKnown || a.leaseLive != b.leaseLive {
 		return false
 	}
 	for i := range a.chunks {
@@ -312,8 +371,32 @@ func (ks *keyspace) kvString(s kvState, e kvEntry) string {
 	if e.create == 0 {
 		return "<absent>"
 	}
-	return fmt.Sprintf("%q@%s (created %s, version %d)", ks.values[e.value],
-		s.revString(e.mod), s.revString(e.create), e.version)
+	lease := ""
+	if e.lease != 0 {
+		lease = fmt.Sprintf(", lease %d", ks.leases[e.lease])
+	}
+	return fmt.Sprintf("%q@%s (created %s, version %d%s)", ks.values[e.value],
+		s.revString(e.mod), s.revString(e.create), e.version, lease)
+}
+
+// leaseState says whether lease index l exists in s: live, and known
+// (false while a lease granted before the history has not shown which).
+func (ks *keyspace) leaseState(s *kvState, l int32) (live, known bool) {
+	bit := ks.dynamic[l] - 1
+	if bit < 0 {
+		return l != 0, true // granted by a call, never revoked: it lives; no lease: none
+	}
+	return s.leaseLive.has(bit), s.leaseKnown.has(bit)
+}
+
+// setLease records in s that lease index l exists or not.
+func (ks *keyspace) setLease(s *kvState, l int32, live bool) {
+	bit := ks.dynamic[l] - 1
+	if bit < 0 {
+		return
+	}
+	s.leaseKnown.set(bit, true)
+	s.leaseLive.set(bit, live)
 }
 
 func (s *kvState) revString(rel int32) string {

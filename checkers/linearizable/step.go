@@ -30,32 +30,53 @@ const (
 	modeEnd
 )
 
-// compare is a Txn compare resolved against the keyspace.
+// compare is a Txn compare resolved against the keyspace: over the known
+// keys [lo, hi) (one key, or a range when ranged), none when lo == hi.
 type compare struct {
-	key    int32 // -1: a key no put names, so it never exists
+	lo, hi int32
+	ranged bool
 	target string
 	result string
 	n      int64
 	value  string
 }
 
+// cond is one txn's compares and the result its path needs: etcd
+// evaluates every compare on the path, nested txns' too, on the store as
+// it was before the request (apply.go compareToPath), then executes.
+type cond struct {
+	cmps []compare
+	want bool
+	// depth is how deep the txn nests in the request: 0 for the request.
+	depth int
+}
+
+// execPath is one way a request can execute: the conditions its txns'
+// compares must meet, and the ranges, puts, deletes and lease operations
+// it then runs, in order, nested txns flattened. A put or delete has one
+// path without conditions.
+type execPath struct {
+	conds []cond
+	ops   []history.Request
+	// inner are the responses of ops, for the path an answered request took.
+	inner []history.Response
+}
+
 // linOp is the input of one porcupine operation.
 type linOp struct {
-	id       int64 // history operation id; -1 for the end of history
-	client   int
-	mode     linMode
-	req      *history.Request
-	resp     *history.Response // modeAcked only
-	code     history.ErrorCode // modeDefinite only
-	compares []compare
-	// success and failure are the branches; a put or delete is a txn
-	// without compares whose success branch is the request itself.
-	success, failure []history.Request
-	// inner are the per-branch-op responses to check (modeAcked writes).
-	inner []history.Response
-	// mustSuccess: for modeMust, whether the observed value is written by
-	// the success branch.
-	mustSuccess bool
+	id     int64 // history operation id; -1 for the end of history
+	client int
+	mode   linMode
+	req    *history.Request
+	resp   *history.Response // modeAcked only
+	code   history.ErrorCode // modeDefinite only
+	// paths are the ways the request can execute (see execPath); for an
+	// answered request, only the one its response took, with the
+	// responses of its operations.
+	paths []execPath
+	// mustPaths: for modeMust, the paths (bit i: paths[i]) that write
+	// what was seen written.
+	mustPaths uint64
 	// pin: for modeMust, the revision a read (or, lacking one, a watch)
 	// showed its value at; 0 if none did. The write was applied there.
 	pin int64
@@ -120,6 +141,8 @@ func (m kvModel) step(s kvState, op *linOp, ex bool) (kvState, *mismatch) {
 		return m.stepRange(s, op, ex)
 	case history.OpCompact:
 		return m.stepCompact(s, op, ex)
+	case history.OpLeaseGrant:
+		return m.stepGrant(s, op, ex)
 	default:
 		return m.stepWrite(s, op, ex)
 	}

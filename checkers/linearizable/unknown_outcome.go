@@ -97,8 +97,18 @@ func (m kvModel) whyExcluded(s *kvState, op *linOp, br []history.Request, rev in
 	for i := range br {
 		switch br[i].Kind {
 		case history.OpPut:
-			if mm := why(m.ks.index[br[i].Key], true, br[i].Value); mm != nil {
+			value := br[i].Value
+			if br[i].IgnoreValue {
+				value = m.ks.values[m.get(s, br[i].Key).value]
+			}
+			if mm := why(m.ks.index[br[i].Key], true, value); mm != nil {
 				return mm
+			}
+		case history.OpLeaseRevoke:
+			for _, k := range m.attached(s, br[i].Lease) {
+				if mm := why(k, false, ""); mm != nil {
+					return mm
+				}
 			}
 		case history.OpDelete:
 			lo, hi := m.ks.span(br[i].Key, br[i].End)
@@ -118,7 +128,17 @@ func (m kvModel) whyExcluded(s *kvState, op *linOp, br []history.Request, rev in
 // after.
 func (ks *keyspace) placeable(op *linOp, after int64, gaps []int64) bool {
 	for i := sort.Search(len(gaps), func(i int) bool { return gaps[i] > after }); i < len(gaps); i++ {
-		if ks.branchFits(op.success, gaps[i]) || ks.branchFits(op.failure, gaps[i]) {
+		if ks.pathFits(op, gaps[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathFits reports whether a path of op could change the store at rev.
+func (ks *keyspace) pathFits(op *linOp, rev int64) bool {
+	for i := range op.paths {
+		if ks.branchFits(op.paths[i].ops, rev) {
 			return true
 		}
 	}
@@ -137,9 +157,13 @@ func (ks *keyspace) branchFits(br []history.Request, rev int64) bool {
 			if ks.quietAt(k, rev) {
 				return false
 			}
-			if v, ok := ks.pins[revKeyIdx{rev, k}]; ok && v != ks.valueIdx[r.Value] {
+			// A put that keeps the value writes what the key holds, which
+			// only the state tells.
+			if v, ok := ks.pins[revKeyIdx{rev, k}]; ok && !r.IgnoreValue && v != ks.valueIdx[r.Value] {
 				return false
 			}
+			effective = true
+		case history.OpLeaseRevoke:
 			effective = true
 		case history.OpDelete:
 			if r.End != "" {

@@ -58,27 +58,46 @@ func comparedWatches(h *history.History) check.Evidence {
 // was acknowledged as succeeded.
 func multiKeyTxns(h *history.History) check.Evidence {
 	e := facts.OpEvidence(h, "transaction writing several keys", "commit", func(o *history.Operation) bool {
-		return o.Request.Kind == history.OpTxn && (writes(o.Request.Success) > 1 || writes(o.Request.Failure) > 1)
+		return o.Request.Kind == history.OpTxn && pathWrites(&o.Request) > 1
 	})
 	// OpEvidence counts a failed compare as an answer; only a commit
 	// makes a revision with several changes.
 	e.Answered = 0
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if o.Request.Kind == history.OpTxn && o.Response != nil && o.Response.Succeeded && writes(o.Request.Success) > 1 {
+		if o.Request.Kind == history.OpTxn && o.Response != nil && executedWrites(o) > 1 {
 			e.Answered++
 		}
 	}
 	return e
 }
 
-func writes(reqs []history.Request) int {
+// pathWrites is the most puts and deletes one branch of a txn holds,
+// nested txns counted in.
+func pathWrites(r *history.Request) int {
+	most := 0
+	for _, br := range [][]history.Request{r.Success, r.Failure} {
+		n := 0
+		for i := range br {
+			if br[i].Kind == history.OpTxn {
+				n += pathWrites(&br[i])
+			} else if br[i].Kind.IsWrite() {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// executedWrites counts the puts and deletes an answered txn executed.
+func executedWrites(o *history.Operation) int {
 	n := 0
-	for _, r := range reqs {
-		if r.Kind.IsWrite() {
+	history.Executed(&o.Request, o.Response, func(r *history.Request, _ *history.Response) {
+		if r.Kind == history.OpPut || r.Kind == history.OpDelete {
 			n++
 		}
-	}
+	})
 	return n
 }
 

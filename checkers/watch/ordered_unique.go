@@ -124,12 +124,16 @@ type change struct {
 	op    int64
 	value string        // what a PUT wrote
 	call  time.Duration // when the write was called
+	// keeps: a PUT with ignore_value, which wrote the value the key held
+	// (not named by the request).
+	keeps bool
 }
 
 // committedChanges lists, sorted by revision then key, the changes of
 // every acknowledged write: puts; deletes that deleted something (their
 // keys known from the request, or from prev_kvs for a range delete); txns
-// whose taken branch wrote.
+// whose taken path wrote. A lease revoke's answer does not say which
+// keys it deleted: its changes are not listed.
 func committedChanges(h *history.History) []change {
 	var out []change
 	for i := range h.Operations {
@@ -138,38 +142,23 @@ func committedChanges(h *history.History) []change {
 		if !wrote {
 			continue
 		}
-		add := func(r *history.Request, resp *history.Response) {
+		history.Executed(&o.Request, o.Response, func(r *history.Request, resp *history.Response) {
 			switch r.Kind {
 			case history.OpPut:
-				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value, o.Call})
+				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value, o.Call, r.IgnoreValue})
 			case history.OpDelete:
 				if resp == nil || resp.Deleted == 0 {
 					return
 				}
 				if r.End == "" {
-					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, "", o.Call})
+					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, "", o.Call, false})
 					return
 				}
 				for _, kv := range resp.PrevKVs {
-					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, "", o.Call})
+					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, "", o.Call, false})
 				}
 			}
-		}
-		if o.Request.Kind != history.OpTxn {
-			add(&o.Request, o.Response)
-			continue
-		}
-		br := o.Request.Failure
-		if o.Response.Succeeded {
-			br = o.Request.Success
-		}
-		for j := range br {
-			var resp *history.Response
-			if j < len(o.Response.Responses) {
-				resp = &o.Response.Responses[j]
-			}
-			add(&br[j], resp)
-		}
+		})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].rev != out[j].rev {

@@ -128,7 +128,7 @@ func CheckReliable(h *history.History, cfg check.Config) check.Result {
 			expected++
 			pos := sort.Search(len(got), func(j int) bool { return !got[j].before(c.rev, c.key) })
 			if pos < len(got) && got[pos].rev == c.rev && got[pos].key == c.key {
-				if e := got[pos].at(w); e.Event.Type != c.typ || c.typ == history.EventPut && e.Event.KV.Value != c.value {
+				if e := got[pos].at(w); e.Event.Type != c.typ || c.typ == history.EventPut && !c.keeps && e.Event.KV.Value != c.value {
 					col.Add(alteredChange(h.Meta.Prefix, w, c, e))
 				}
 				continue
@@ -218,7 +218,7 @@ func missingChange(prefix string, w *history.WatchStream, c change, got []evRef,
 // that is not that change: another type, or a PUT of another value.
 func alteredChange(prefix string, w *history.WatchStream, c change, e history.EventAt) check.Violation {
 	want := fmt.Sprintf("%s %s", c.typ, c.key)
-	if c.typ == history.EventPut {
+	if c.typ == history.EventPut && !c.keeps {
 		want += fmt.Sprintf(" = %q", c.value)
 	}
 	got := fmt.Sprintf("%s %s", e.Event.Type, e.Event.KV.Key)

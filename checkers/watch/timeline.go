@@ -72,12 +72,22 @@ func newTimeline(h *history.History) *timeline {
 			t.keys[key] = append(t.keys[key], c)
 		}
 	}
+	leaseKeys := facts.LeaseKeys(h)
 	for i := range h.Operations {
 		o := &h.Operations[i]
+		if o.Request.Kind == history.OpLeaseRevoke && !o.Definite() {
+			// Its answer does not say which keys it deleted, if any.
+			u := uncertainWrite{from: bounds.AtLeast(o.Call).Rev + 1}
+			for _, k := range leaseKeys[o.Request.Lease] {
+				u.ranges = append(u.ranges, facts.KeyRange{Key: k})
+			}
+			t.uncertain = append(t.uncertain, u)
+			continue
+		}
 		if o.Failed() {
-			if o.Request.Kind.IsWrite() && o.Code != history.ErrCompacted && o.Code != history.ErrFutureRevision {
+			if o.Request.Kind.IsWrite() && !o.Definite() {
 				u := uncertainWrite{from: bounds.AtLeast(o.Call).Rev + 1}
-				eachWrite(&o.Request, true, true, func(r *history.Request, _ *history.Response) {
+				o.Request.Writes(func(r *history.Request, _ bool) {
 					u.ranges = append(u.ranges, facts.KeyRange{Key: r.Key, End: r.End})
 				})
 				t.uncertain = append(t.uncertain, u)
@@ -89,22 +99,27 @@ func newTimeline(h *history.History) *timeline {
 			continue
 		}
 		full := true
-		eachWrite(&o.Request, o.Request.Kind != history.OpTxn || o.Response.Succeeded,
-			o.Request.Kind != history.OpTxn || !o.Response.Succeeded, func(r *history.Request, resp *history.Response) {
-				switch {
-				case r.Kind == history.OpPut:
-					add(tlChange{rev: rev, typ: history.EventPut, value: r.Value}, r.Key)
-				case resp == nil || resp.Deleted > 0 && r.End != "" && int64(len(resp.PrevKVs)) < resp.Deleted:
-					full = false // which keys it deleted is not known
-					t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key, End: r.End}}, from: rev})
-				case r.End == "" && resp.Deleted > 0:
-					add(tlChange{rev: rev, typ: history.EventDelete}, r.Key)
-				case r.End != "":
-					for _, kv := range resp.PrevKVs {
-						add(tlChange{rev: rev, typ: history.EventDelete}, kv.Key)
-					}
+		history.Executed(&o.Request, o.Response, func(r *history.Request, resp *history.Response) {
+			switch {
+			case r.Kind == history.OpRange:
+			case r.Kind == history.OpPut && r.IgnoreValue:
+				// It keeps the value the key held, which the request
+				// does not say: the watches that saw it tell.
+				full = false
+				t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key}}, from: rev})
+			case r.Kind == history.OpPut:
+				add(tlChange{rev: rev, typ: history.EventPut, value: r.Value}, r.Key)
+			case resp == nil || resp.Deleted > 0 && r.End != "" && int64(len(resp.PrevKVs)) < resp.Deleted:
+				full = false // which keys it deleted is not known
+				t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key, End: r.End}}, from: rev})
+			case r.End == "" && resp.Deleted > 0:
+				add(tlChange{rev: rev, typ: history.EventDelete}, r.Key)
+			case r.End != "":
+				for _, kv := range resp.PrevKVs {
+					add(tlChange{rev: rev, typ: history.EventDelete}, kv.Key)
 				}
-			}, o.Response)
+			}
+		})
 		if full {
 			t.known[rev] |= allKeysBit
 		}
@@ -149,39 +164,6 @@ func newTimeline(h *history.History) *timeline {
 		t.keys[key] = list
 	}
 	return t
-}
-
-// eachWrite calls f for every put and delete a request makes: itself, or
-// those of the txn branches asked for, with the matching response of a
-// txn's branch when resp is given (nil when absent).
-func eachWrite(r *history.Request, success, failure bool, f func(*history.Request, *history.Response), resp ...*history.Response) {
-	var top *history.Response
-	if len(resp) > 0 {
-		top = resp[0]
-	}
-	switch r.Kind {
-	case history.OpPut, history.OpDelete:
-		f(r, top)
-	case history.OpTxn:
-		for _, br := range []struct {
-			reqs []history.Request
-			take bool
-		}{{r.Success, success}, {r.Failure, failure}} {
-			if !br.take {
-				continue
-			}
-			for j := range br.reqs {
-				if br.reqs[j].Kind != history.OpPut && br.reqs[j].Kind != history.OpDelete {
-					continue
-				}
-				var sub *history.Response
-				if top != nil && j < len(top.Responses) {
-					sub = &top.Responses[j]
-				}
-				f(&br.reqs[j], sub)
-			}
-		}
-	}
 }
 
 func (t *timeline) info(key string) keyInfo {

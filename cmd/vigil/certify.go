@@ -9,7 +9,7 @@ import (
 // cmdCertify is `vigil certify`: its flags fill launch.CertifyOptions.
 func cmdCertify(fs *flag.FlagSet) action {
 	o := launch.DefaultCertifyOptions()
-	fs.StringVar(&o.Command, "command", "", "your etcd-API server's command line, with {client_port} (the port to serve on 127.0.0.1) and {data_dir}; vigil starts it, and every fault applies")
+	fs.StringVar(&o.Command, "command", "", "your etcd-API server's command line, with {client_port} (the port to serve on 127.0.0.1) and {data_dir}; vigil starts it, and every fault applies; read as a shell reads it (quotes, backslashes, $VAR; a bare program name is found on PATH), and written down with its credentials redacted (docs/kine.md)")
 	fs.StringVar(&o.Endpoints, "endpoints", "", "HOST:PORT of an etcd-API server you run (only client-side faults apply; certify.json names those left out)")
 	defineEtcdSecurity(fs, &o.Security)
 	fs.BoolVar(&o.Security.InsecureSkipVerify, "insecure-skip-tls-verify", false, "--endpoints: do not verify the server's certificate (the etcd API phases only: kube-apiserver always verifies it)")

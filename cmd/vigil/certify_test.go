@@ -14,12 +14,6 @@ import (
 	"github.com/vigil-suite/vigil/launch"
 )
 
-// etcdCommand is the --command line of a single etcd member.
-func etcdCommand(bin string) string {
-	return bin + " --data-dir {data_dir} --listen-client-urls http://127.0.0.1:{client_port}" +
-		" --advertise-client-urls http://127.0.0.1:{client_port} --listen-peer-urls http://127.0.0.1:0"
-}
-
 // A setup error from the command line: a server that cannot start.
 func TestCertifyCLISetupError(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "certify")
@@ -39,7 +33,9 @@ func TestCertifyCLISetupError(t *testing.T) {
 
 // One real certify of etcd v3.6.16 started with --command, with short
 // phases (8 s runs, no reference: about 2 minutes); `make certify` runs
-// the full one.
+// the full one. The command is a shell line that hands the server a DSN
+// with a password (plantedCommand): certify.json, certify.html, the
+// repros and every phase's files must not keep it.
 func TestCertifyEtcdEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
@@ -48,10 +44,11 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("building etcd: %v", err)
 	}
-	out, res := shortCertify(t, "--command", etcdCommand(bin))
+	out, res := shortCertify(t, "--command", plantedCommand(bin))
 	if res.code != exitPass {
 		t.Fatalf("exit %d, want 0 (ready)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
+	assertNoSecret(t, out, res)
 	for _, want := range []string{"[1/5] etcd API probes", "[2/5] etcd API run with faults (8s)", "[4/5] Kubernetes run", "about"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("no %q in the progress", want)
@@ -68,7 +65,7 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 	phases := map[string]int{}
 	for _, r := range c.Requirements {
 		phases[r.Phase]++
-		if r.Verdict != "pass" || r.Evidence == "" || !strings.HasPrefix(r.Repro, "vigil ") {
+		if r.Verdict != "pass" || r.Evidence == "" || !strings.HasPrefix(r.Repro, "vigil ") || !strings.Contains(r.Repro, "postgres://admin:REDACTED@") {
 			t.Errorf("requirement %+v", r)
 		}
 	}

@@ -33,6 +33,24 @@ func checkSaved(path string, linTimeout, maxUnavailable time.Duration) (int, err
 	return launch.Recheck(path, cfg)
 }
 
+// cmdReduce is `vigil reduce DIR`: the run's findings replayed and
+// reduced on fresh servers, each written as a program.
+func cmdReduce(fset *flag.FlagSet) action {
+	finding := fset.Int("finding", 0, "the finding to reduce, numbered as the verdict lists them (0: every one vigil can)")
+	budget := fset.Int("budget", 60, "the most replays (each on a fresh server) for one finding")
+	version := fset.String("etcd-version", "", "replay on this etcd release instead of the run's")
+	binary := fset.String("etcd-binary", "", "replay on this etcd binary instead of the run's")
+	return func(pos []string) (int, error) {
+		if *finding < 0 || *budget < 1 {
+			return exitSetup, usageError("--finding must be 0 or more and --budget at least 1")
+		}
+		ctx, stop := stopContext()
+		defer stop()
+		return launch.Reduce(ctx, launch.ReduceOptions{Dir: pos[0], Finding: *finding, Budget: *budget,
+			EtcdVersion: *version, EtcdBinary: *binary})
+	}
+}
+
 // cmdReport is `vigil report DIR`: report.html again from a saved run's
 // history and result.json (after vigil check, from DIR/check/result.json).
 func cmdReport(fset *flag.FlagSet) action {

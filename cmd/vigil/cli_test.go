@@ -430,6 +430,11 @@ func TestSetupErrorsExit3(t *testing.T) {
 		{"unknown limitation", []string{"run", "--limitation", "no-versions", "--limitation", "no-hashes"},
 			`--limitation "no-hashes": want one of no-versions, no-size-limit`},
 		{"unknown limitation of a conform", []string{"conform", "--limitations", "kine,bogus"}, "want one of no-versions"},
+		{"--command with an open quote", []string{"run", "--fixture", "command", "--command", "/bin/sh -c 'exec server --port {client_port} postgres://u:" + secret + "@h/db"},
+			"reached EOF without closing quote `'` at column 12"},
+		{"--command with a pipeline", []string{"conform", "--fixture", "command", "--command", "server --port {client_port} | tee log"}, "needs a shell"},
+		{"--command of a program not on PATH", []string{"certify", "--command", "vigil-no-such-server --port {client_port}"},
+			`program "vigil-no-such-server" is not on PATH`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -444,6 +449,14 @@ func TestSetupErrorsExit3(t *testing.T) {
 			}
 			if !strings.Contains(res.stderr, c.want) {
 				t.Fatalf("message does not mention %q:\n%s", c.want, res.stderr)
+			}
+			if strings.Contains(res.stdout+res.stderr, secret) {
+				t.Errorf("the message shows the secret:\n%s", res.stderr)
+			}
+			if c.args[0] == "run" {
+				if _, err := os.Stat(filepath.Join(args[len(args)-1], "members")); err == nil {
+					t.Error("a server was started")
+				}
 			}
 			if c.name == "unreachable endpoint" && time.Since(start) > 20*time.Second {
 				t.Fatalf("took %s to give up on an unreachable endpoint", time.Since(start))

@@ -73,6 +73,23 @@ The verdicts go to DIR/check/; the run's own result stays as it was.`,
 	}, cmdCheck)
 
 	add(&cobra.Command{
+		Use:   "reduce DIR",
+		Short: "replay a saved run's findings on fresh servers, reduce them, and write each as a program",
+		Long: `Replay the requests behind a saved run's findings, one after another, on
+fresh servers of the run's kind and size, and reduce them while the finding
+still shows: drop requests, drop a txn's compares and operations, drop
+options, shorten values. Each reduction is written to DIR/repro-N.go, a
+program that exits 1 while a server still shows the finding and 0 once it
+does not. A finding that does not show when replayed one request after
+another is reported as such: it needs the run's concurrency or faults.
+Today the replay shows members that disagree (kv/member-agreement,
+kv/convergence).`,
+		Args: cobra.ExactArgs(1),
+		Example: `  vigil reduce runs/20261124-101500-42
+  vigil reduce runs/20261124-101500-42 --finding 2 --etcd-version v3.7.3   # does another release show it?`,
+	}, cmdReduce)
+
+	add(&cobra.Command{
 		Use:     "report DIR",
 		Short:   "write a saved run's report.html again (plots over time, faults shaded, findings)",
 		Args:    cobra.ExactArgs(1),

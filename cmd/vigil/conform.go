@@ -14,7 +14,7 @@ func cmdConform(fs *flag.FlagSet) action {
 	fs.StringVar(&o.Endpoints, "endpoints", "", "--target etcd: client endpoint of the server to probe (default: a 1-member etcd vigil starts); --target kube --store endpoints: the store under the kube-apiserver vigil starts")
 	fs.StringVar(&o.Store, "store", launch.StoreEtcd, "--target kube: what the kube-apiserver vigil starts keeps its data in: etcd, kine (see --kine-backend), command (your server, from --command) or endpoints (one you run, --endpoints); the reference stays over etcd")
 	fs.StringVar(&o.Fixture, "fixture", o.Fixture, "--target etcd, when no --endpoints are given: what vigil starts to probe: process (etcd), kine, or command (your server, from --command)")
-	fs.StringVar(&o.Command, "command", "", "--fixture command (or --target kube --store command): your etcd-API server's command line, with {client_port} (and optionally {data_dir})")
+	fs.StringVar(&o.Command, "command", "", "--fixture command (or --target kube --store command): your etcd-API server's command line, with {client_port} (and optionally {data_dir}); read as a shell reads it (quotes, backslashes, $VAR; a bare program name is found on PATH), and written down with its credentials redacted (docs/kine.md)")
 	defineKine(fs, &o.Kine)
 	defineHeldTo(fs, &o.Profile, &o.Limitations, "probes")
 	// The flag before --limitation, kept for the scripts that use it:

@@ -79,6 +79,6 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.BoolVar(&o.TLS, "tls", false, "the process fixture's members speak TLS on client and peer links and require client certificates, from a CA made for the run (under <out>/tls)")
 	fs.BoolVar(&o.Auth, "auth", false, "the process fixture's cluster has etcd's authentication on: user root, a password made for the run (<out>/tls/etcdctl.env says how to reach the cluster)")
 	defineKine(fs, &o.Kine)
-	fs.StringVar(&o.Command, "command", "", "--fixture command (or --target kube --store command): the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}")
+	fs.StringVar(&o.Command, "command", "", "--fixture command (or --target kube --store command): the command line of your etcd-API server, with {client_port} where it takes the port to serve on 127.0.0.1 and optionally {data_dir}; read as a shell reads it (quotes, backslashes, $VAR; a bare program name is found on PATH), and written down with its credentials redacted (docs/kine.md)")
 	return &o
 }

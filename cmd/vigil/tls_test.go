@@ -13,6 +13,7 @@ import (
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/fixtures/pki"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/internal/redact"
 )
 
 // vigil's own 3-member cluster with TLS on client and peer links, client
@@ -57,7 +58,7 @@ func TestTLSAndAuth(t *testing.T) {
 			t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 		}
 		r := readResult(t, filepath.Join(out, "result.json"))
-		if r.Flags["password"] != "(redacted)" {
+		if r.Flags["password"] != redact.Mark {
 			t.Errorf("result.json keeps the password: %v", r.Flags)
 		}
 	})

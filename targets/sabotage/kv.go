@@ -124,22 +124,16 @@ func (c *client) learn(req history.Request, resp *history.Response) {
 			wrote(kv)
 		}
 	case history.OpTxn:
-		br := req.Failure
-		if resp.Succeeded {
-			br = req.Success
-		}
-		for i, b := range br {
+		history.Executed(&req, resp, func(b *history.Request, in *history.Response) {
 			switch b.Kind {
 			case history.OpPut:
 				wrote(b.Key)
 			case history.OpDelete:
-				if i < len(resp.Responses) {
-					for _, k := range deletedKeys(b, &resp.Responses[i]) {
-						wrote(k)
-					}
+				for _, k := range deletedKeys(*b, in) {
+					wrote(k)
 				}
 			}
-		}
+		})
 	}
 }
 
