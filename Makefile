@@ -66,7 +66,7 @@ kine: vigil
 # release, to be named with its evidence). Stops at the first one.
 SWEEP_SEEDS ?= 1 2 3 4 5 6
 SWEEP_FAULTS ?= kill-leader,pause-leader,kill-follower,pause-follower,isolate-follower,watch-drop,client-reset
-SWEEP_ETCD ?= v3.6.16
+SWEEP_ETCD ?= v3.7.3
 sweep: vigil
 	mkdir -p runs/sweep
 	for s in $(SWEEP_SEEDS); do \

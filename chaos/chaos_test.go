@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
+	"github.com/vigil-suite/vigil/history"
 )
 
 func TestPlanIsSeededAndFair(t *testing.T) {
@@ -39,6 +40,28 @@ func TestPlanIsSeededAndFair(t *testing.T) {
 			g.Expect(st.At).To(BeNumerically(">", a.Steps[i-1].At+a.Steps[i-1].Hold), "step %d overlaps the one before", i)
 		}
 	}
+}
+
+// TestScheduleRestarts: a dead process may come back only through a kill
+// or restart of its layer that heals after its death.
+func TestScheduleRestarts(t *testing.T) {
+	g := NewWithT(t)
+	s := Schedule{Steps: []Step{
+		{At: 2 * time.Second, Hold: time.Second, Fault: "kill-leader"},
+		{At: 5 * time.Second, Hold: time.Second, Fault: "pause-follower"},
+		{At: 8 * time.Second, Hold: time.Second, Fault: "restart-apiserver"},
+		{At: 11 * time.Second, Hold: time.Second, Fault: "kill-database"},
+		{At: 14 * time.Second, Hold: time.Second, Fault: "failpoint:beforeCommit"},
+	}}
+	g.Expect(s.Restarts(history.RoleMember, time.Second)).To(BeTrue(), "kill-leader heals at 3s")
+	g.Expect(s.Restarts(history.RoleMember, 2500*time.Millisecond)).To(BeTrue(), "kill-leader is still to heal")
+	g.Expect(s.Restarts(history.RoleMember, 3*time.Second)).To(BeFalse(), "a pause and a failpoint start nothing")
+	g.Expect(s.Restarts(history.RoleAPIServer, 4*time.Second)).To(BeTrue())
+	g.Expect(s.Restarts(history.RoleAPIServer, 10*time.Second)).To(BeFalse())
+	g.Expect(s.Restarts(history.RoleDatabase, 10*time.Second)).To(BeTrue())
+	g.Expect(Schedule{}.Restarts(history.RoleMember, 0)).To(BeFalse())
+	g.Expect(s.Restarts("", 0)).To(BeFalse(), "a process of no known role")
+	g.Expect(Schedule{Steps: []Step{{At: time.Second, Fault: "member-replace"}}}.Restarts(history.RoleMember, 0)).To(BeTrue())
 }
 
 func TestScheduleFileRoundTrip(t *testing.T) {

@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"fmt"
+
+	"github.com/vigil-suite/vigil/history"
 )
 
 // Database is what a fixture offers when the system under test keeps its
@@ -59,6 +61,14 @@ func (f databaseFault) Inject(ctx context.Context, env *Env, _ uint32) (Injected
 		return Injected{}, fmt.Errorf("%s the database: %w", f.kind, err)
 	}
 	return in, nil
+}
+
+// restarts: a kill or restart of the database starts it again when healed.
+func (f databaseFault) restarts() string {
+	if f.kind == "pause" {
+		return ""
+	}
+	return history.RoleDatabase
 }
 
 func init() {

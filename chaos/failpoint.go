@@ -227,8 +227,16 @@ func armFailpoint(ctx context.Context, env *Env, point crashPoint, term string, 
 		return Injected{}, fmt.Errorf("member %s is not running", m.Name)
 	default:
 	}
+	// The panic is the fault's: the member's exit is expected, said
+	// before the failpoint can fire, and taken back if it never does.
+	expect := func(string) {}
+	if x, ok := env.Fixture.(ExitExpecter); ok && term == panicTerm {
+		expect = func(why string) { x.ExpectExit(m.Name, why) }
+	}
+	expect(fmt.Sprintf("failpoint %s armed to panic (%s)", point.name, term))
 	armed := time.Now()
 	if err := gofail(ctx, http.MethodPut, addr, point.name, term); err != nil {
+		expect("")
 		return Injected{}, fmt.Errorf("arming failpoint %s on %s: %w", point.name, m.Name, err)
 	}
 	in := Injected{Targets: []string{m.Name}, Details: map[string]string{
@@ -282,6 +290,7 @@ func armFailpoint(ctx context.Context, env *Env, point crashPoint, term string, 
 		select {
 		case <-exited:
 		default:
+			expect("")
 			return nil // the sleep kind, or a panic that never fired
 		}
 		in.Details["fired"] = "true"
@@ -294,6 +303,16 @@ func armFailpoint(ctx context.Context, env *Env, point crashPoint, term string, 
 		return env.Processes.StartMember(ctx, m.Name)
 	}
 	return in, nil
+}
+
+// ExitExpecter is what a fixture offers when it watches its processes
+// for exits (fixtures.Supervised): a fault that makes a member exit by
+// itself (a failpoint armed to panic) says so first, and the exit is
+// recorded as the fault's doing, not the member's.
+type ExitExpecter interface {
+	// ExpectExit marks the member's coming exit as expected, why saying
+	// what makes it come; an empty why takes the mark back.
+	ExpectExit(member, why string)
 }
 
 // compactOnce compacts to the current revision through do (recorded in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/vigil-suite/vigil/fixtures"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 )
 
@@ -82,6 +84,9 @@ func TestFailpointPanicCrashesAndHeals(t *testing.T) {
 	g := NewWithT(t)
 	c, env, cli := testCluster{members: 3, failpoints: true}.start(t)
 	ctx := context.Background()
+	var mu sync.Mutex
+	var exits []fixtures.Exit
+	c.WatchExits(func(x fixtures.Exit) { mu.Lock(); exits = append(exits, x); mu.Unlock() })
 
 	inj, _ := Lookup("failpoint:beforeCommit")
 	in, err := inj.Inject(ctx, env, 1)
@@ -99,6 +104,15 @@ func TestFailpointPanicCrashesAndHeals(t *testing.T) {
 	log, err := os.ReadFile(c.Members()[1].LogFile)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(log)).To(ContainSubstring(`failpoint panic: vigil`), "m1 crashed elsewhere")
+	// The panic is reported as the fault's: expected, with the crash.
+	mu.Lock()
+	g.Expect(exits).To(HaveLen(1))
+	x := exits[0]
+	mu.Unlock()
+	g.Expect(x.Process).To(Equal("m1"))
+	g.Expect(x.Expected).To(ContainSubstring("failpoint beforeCommit armed to panic"))
+	g.Expect(x.Crash).NotTo(BeNil())
+	g.Expect(x.Crash.Message).To(Equal("panic: failpoint panic: vigil"))
 	allServe(g, c)
 
 	leader, err := c.Leader(ctx)
@@ -134,6 +148,11 @@ func TestFailpointPanicCrashesAndHeals(t *testing.T) {
 	g.Expect(in.Details["hits"]).NotTo(Or(BeEmpty(), Equal("0")))
 	g.Expect(c.PID(in.Targets[0])).NotTo(BeZero(), "a sleep takes no member down")
 	allServe(g, c)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, x := range exits {
+		g.Expect(x.Expected).NotTo(BeEmpty(), "%s exited unexpected: %+v", x.Process, x.ServerExit)
+	}
 }
 
 // A panic at a failpoint the member never reaches does not fire: healing

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/vigil-suite/vigil/history"
 )
 
 // APIServers is what a fixture offers when it runs kube-apiserver
@@ -50,6 +52,14 @@ func (f apiServerProcess) Describe() string {
 		return "stop a kube-apiserver replica gracefully (SIGTERM: it ends its watches), start it again when healed"
 	}
 	return "freeze a kube-apiserver replica (SIGSTOP): its connections stay open and silent; SIGCONT when healed"
+}
+
+// restarts: a kill or restart of a replica starts it again when healed.
+func (f apiServerProcess) restarts() string {
+	if f.kind == "pause" {
+		return ""
+	}
+	return history.RoleAPIServer
 }
 
 func (f apiServerProcess) Inject(ctx context.Context, env *Env, pick uint32) (Injected, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vigil-suite/vigil/fixtures"
+	"github.com/vigil-suite/vigil/history"
 )
 
 // aim says which member a fault hits.
@@ -96,6 +97,15 @@ func (f processFault) Inject(ctx context.Context, env *Env, pick uint32) (Inject
 		return Injected{}, fmt.Errorf("%s %s: %w", f.kind, m.Name, err)
 	}
 	return in, nil
+}
+
+// restarts: a kill or restart starts its target again when healed, also
+// one that had died (killing or stopping it then does nothing).
+func (f processFault) restarts() string {
+	if f.kind == "pause" {
+		return ""
+	}
+	return history.RoleMember
 }
 
 func init() {

@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"time"
+
+	"github.com/vigil-suite/vigil/history"
 )
 
 // memberReplace takes a member out of the cluster and brings it back as a
@@ -44,5 +46,8 @@ func (f memberReplace) Inject(ctx context.Context, env *Env, pick uint32) (Injec
 		Heal:    func(ctx context.Context) error { return env.Membership.AddMember(ctx, m.Name) },
 	}, nil
 }
+
+// restarts: the member comes back as a new one when healed.
+func (memberReplace) restarts() string { return history.RoleMember }
 
 func init() { register(memberReplace{}) }

@@ -55,6 +55,26 @@ func (s Schedule) NeedsPeerLinks() bool {
 	return false
 }
 
+// restarter is an injector whose heal starts a process of a role
+// (history.RoleMember, ...) again: the one it hit, which may be one that
+// had died by itself, since killing or stopping a process that is not
+// running does nothing and the heal starts it all the same.
+type restarter interface{ restarts() string }
+
+// Restarts reports whether a step of s that heals after at (time since
+// the schedule began) may start a process of role again: a kill or
+// restart of that layer. Whom it hits is chosen when it comes (the
+// leader, a seeded pick), so this says only that one may.
+func (s Schedule) Restarts(role string, at time.Duration) bool {
+	for _, st := range s.Steps {
+		inj, _ := Lookup(st.Fault)
+		if r, ok := inj.(restarter); ok && role != "" && r.restarts() == role && st.At+st.Hold > at {
+			return true
+		}
+	}
+	return false
+}
+
 // healMargin keeps the last fault healed this long before the workload
 // ends, so the cluster is whole again for the final phase.
 const healMargin = 2 * time.Second

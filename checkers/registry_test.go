@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-suite/vigil/checkers/availability"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
 	"github.com/vigil-suite/vigil/checkers/kube"
@@ -23,9 +24,9 @@ func TestRunAll(t *testing.T) {
 	// serializable read, Status or HashKV, start revision, progress
 	// notification or prev_kv): those may skip. watch_gen_test.go covers
 	// them.
-	mayskip := map[string]bool{kv.NameSerializableSane: true, kv.NameReadYourWrites: true, kv.NameMonotonicReads: true, kv.NameConvergence: true, watch.NameAtomic: true,
+	mayskip := map[string]bool{kv.NameSerializableSane: true, kv.NameReadYourWrites: true, kv.NameMonotonicReads: true, kv.NameConvergence: true, kv.NameMemberAgreement: true, watch.NameAtomic: true,
 		watch.NameResumable: true, watch.NameBookmarkable: true, watch.NamePrevKV: true,
-		watch.NamePrevKVAtCreation: true, watch.NameProgressBeforeStart: true}
+		watch.NamePrevKVAtCreation: true, watch.NameProgressBeforeStart: true, availability.NameServerExit: true}
 	for i, r := range rs {
 		ok := r.Verdict == check.Pass || r.Verdict == check.Skipped && mayskip[r.Name]
 		if r.Name != Etcd()[i].Name || !ok {

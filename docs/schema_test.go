@@ -39,14 +39,16 @@ func historySchema(t *testing.T) *jsonschema.Schema {
 }
 
 // TestHistorySchemaValidatesRecordedRuns: every line of the recorded runs
-// (a 3-member etcd with faults, kine, a kube-apiserver with faults, and a
+// (a 3-member etcd with faults, kine, a kube-apiserver with faults, a
 // short format-2 etcd run with every request form, lease and progress
-// calls) is valid under the schema, and every kind of record occurs.
+// calls, and an etcd member started by --command that was sent SIGSEGV
+// mid-run) is valid under the schema, and every kind of record occurs.
 func TestHistorySchemaValidatesRecordedRuns(t *testing.T) {
 	s := historySchema(t)
 	kinds := map[string]int{}
 	for _, path := range []string{"../checkers/testdata/etcd-v3.6.16-faults.jsonl.gz", "../checkers/testdata/etcd-v3.6.16-faults-v2.jsonl.gz",
-		"../checkers/testdata/kine-v0.17.5-sqlite-faults.jsonl.gz", "../checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz", "testdata/etcd-v3.6.16-forms.jsonl.gz"} {
+		"../checkers/testdata/kine-v0.17.5-sqlite-faults.jsonl.gz", "../checkers/kube/testdata/kube-v1.36.3-faults.jsonl.gz", "testdata/etcd-v3.6.16-forms.jsonl.gz",
+		"testdata/etcd-v3.6.16-server-exit.jsonl.gz"} {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)

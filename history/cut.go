@@ -13,7 +13,8 @@ import "time"
 //   - Watches opened before t keep the responses received by t; an end
 //     after t is dropped (the watch is still open at t).
 //   - Calls, faults and marks are kept when they began by t (a fault that
-//     had begun is kept whole: it excuses what it excuses).
+//     had begun is kept whole: it excuses what it excuses), server exits
+//     when they happened by t.
 //
 // The cut shares no slice that a later Add could change.
 func (h *History) CutAt(t time.Duration) *History {
@@ -57,6 +58,11 @@ func (h *History) CutAt(t time.Duration) *History {
 	for _, m := range h.Marks {
 		if m.Time <= t {
 			c.Marks = append(c.Marks, m)
+		}
+	}
+	for _, x := range h.ServerExits {
+		if x.Time <= t {
+			c.ServerExits = append(c.ServerExits, x)
 		}
 	}
 	for i := range h.KubeOps {

@@ -16,6 +16,7 @@ type Record struct {
 	Fault         *Fault         `json:"fault,omitempty"`
 	Mark          *Mark          `json:"mark,omitempty"`
 	Call          *Call          `json:"call,omitempty"`
+	ServerExit    *ServerExit    `json:"exit,omitempty"`
 
 	KubeOp       *KubeOperation `json:"kop,omitempty"`
 	KubeWatch    *KubeWatch     `json:"kwatch,omitempty"`
@@ -26,7 +27,7 @@ type Record struct {
 func (r Record) fields() int {
 	n := 0
 	for _, set := range []bool{r.Meta != nil, r.Op != nil, r.Watch != nil, r.WatchResponse != nil,
-		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil, r.Call != nil,
+		r.WatchEnd != nil, r.Fault != nil, r.Mark != nil, r.Call != nil, r.ServerExit != nil,
 		r.KubeOp != nil, r.KubeWatch != nil, r.KubeEvent != nil, r.KubeWatchEnd != nil} {
 		if set {
 			n++
@@ -74,6 +75,9 @@ type History struct {
 	// Calls are the requests beside KV operations and watch streams
 	// (progress requests, lease calls); format 2 on.
 	Calls []Call
+	// ServerExits are the processes vigil started that exited without
+	// vigil asking them to, in the order they exited.
+	ServerExits []ServerExit
 
 	// KubeOps and KubeWatches are the Kubernetes side (vigil run --target kube).
 	KubeOps     []KubeOperation
@@ -107,6 +111,9 @@ func (h *History) End() time.Duration {
 	for _, f := range h.Faults {
 		end = max(end, f.End)
 	}
+	for _, x := range h.ServerExits {
+		end = max(end, x.Time)
+	}
 	return end
 }
 
@@ -119,7 +126,7 @@ func New(meta Meta) *History {
 // Add appends one record. Watch responses and ends must follow their watch.
 func (h *History) Add(r Record) error {
 	if r.fields() != 1 {
-		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, call, kop, kwatch, kevent, kwend; this one has %d", r.fields())
+		return fmt.Errorf("a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, call, exit, kop, kwatch, kevent, kwend; this one has %d", r.fields())
 	}
 	if h.watchIndex == nil {
 		h.watchIndex = map[int64]*WatchStream{}
@@ -158,6 +165,8 @@ func (h *History) Add(r Record) error {
 		h.Marks = append(h.Marks, *r.Mark)
 	case r.Call != nil:
 		h.Calls = append(h.Calls, *r.Call)
+	case r.ServerExit != nil:
+		h.ServerExits = append(h.ServerExits, *r.ServerExit)
 	default:
 		return h.addKube(r)
 	}
@@ -245,6 +254,9 @@ func (h *History) Records() []Record {
 	}
 	for i := range h.Calls {
 		all = append(all, timed{h.Calls[i].Return, Record{Call: &h.Calls[i]}})
+	}
+	for i := range h.ServerExits {
+		all = append(all, timed{h.ServerExits[i].Time, Record{ServerExit: &h.ServerExits[i]}})
 	}
 	for i := range h.KubeOps {
 		all = append(all, timed{h.KubeOps[i].Return, Record{KubeOp: &h.KubeOps[i]}})

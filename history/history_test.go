@@ -26,6 +26,9 @@ func sample() *History {
 		Events: []Event{{Type: EventPut, KV: KV{Key: "/p/a", Value: "0.1", CreateRevision: 2, ModRevision: 2, Version: 1}, IsCreate: true}}}})
 	h.Add(Record{WatchEnd: &WatchEnd{Watch: 1, Time: 10, Reason: EndClient}})
 	h.Add(Record{Fault: &Fault{ID: 1, Name: "kill-leader", Targets: []string{"m0"}, Start: 2, End: 8}})
+	h.Add(Record{ServerExit: &ServerExit{Process: "m1", Role: RoleMember, Time: 9, PID: 42, Status: "exit status 2", Code: 2,
+		LogFile: "members/m1/etcd.log", Log: []string{"panic: boom", "", "goroutine 1 [running]:"},
+		Crash: &Crash{Message: "panic: boom", Goroutine: "goroutine 1 [running]", Frames: []Frame{{Func: "main.main()", File: "/m.go:3"}}, Goroutines: 1}}})
 	h.Add(Record{Mark: &Mark{Name: MarkEnd, Time: 11}})
 	return h
 }

@@ -120,7 +120,7 @@ func ReadSegments(r io.Reader, fn func(*History) error) (*History, int, error) {
 				return nil, seg.Segments(), fmt.Errorf("line %d: the first record must be meta; is this a vigil history?", n)
 			}
 			if rec.fields() != 1 {
-				return nil, seg.Segments(), fmt.Errorf("line %d: a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, call, kop, kwatch, kevent, kwend; this one has %d", n, rec.fields())
+				return nil, seg.Segments(), fmt.Errorf("line %d: a record must have exactly one of meta, op, watch, wresp, wend, fault, mark, call, exit, kop, kwatch, kevent, kwend; this one has %d", n, rec.fields())
 			}
 			if rec.Meta != nil && rec.Meta.Format > FormatVersion {
 				return nil, seg.Segments(), fmt.Errorf("line %d: history format %d is newer than this vigil understands (%d); use a newer vigil", n, rec.Meta.Format, FormatVersion)

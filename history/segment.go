@@ -113,6 +113,17 @@ func (s *Segmenter) Add(r Record) error {
 		return s.addAt(r, r.KubeOp.Call)
 	case r.Mark != nil:
 		return s.addAt(r, r.Mark.Time)
+	case r.ServerExit != nil:
+		// Not a request: the segment open at its time, or the oldest
+		// open one when that was sealed while the exit was being read.
+		h, err := s.at(r.ServerExit.Time, r)
+		if err != nil && len(s.open) > 0 {
+			h, err = s.open[0], nil
+		}
+		if err != nil {
+			return err
+		}
+		return h.Add(r)
 	case r.Watch != nil:
 		h, err := s.at(r.Watch.Call, r)
 		if err == nil {
@@ -341,7 +352,7 @@ func (s *Segmenter) addToWatch(of map[int64]*History, id int64, r Record) error 
 
 // records counts h's records besides meta.
 func (h *History) records() int {
-	return len(h.Operations) + len(h.Watches) + len(h.Faults) + len(h.Marks) + len(h.Calls) + len(h.KubeOps) + len(h.KubeWatches)
+	return len(h.Operations) + len(h.Watches) + len(h.Faults) + len(h.Marks) + len(h.Calls) + len(h.ServerExits) + len(h.KubeOps) + len(h.KubeWatches)
 }
 
 // kindOf names a record's kind as its JSON field does.
@@ -363,6 +374,8 @@ func kindOf(r Record) string {
 		return "mark"
 	case r.Call != nil:
 		return "call"
+	case r.ServerExit != nil:
+		return "exit"
 	case r.KubeOp != nil:
 		return "kop"
 	case r.KubeWatch != nil:

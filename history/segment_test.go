@@ -143,3 +143,46 @@ func TestSegmenterRefusesDisorder(t *testing.T) {
 		t.Errorf("an op of a sealed segment: %v, want an error saying it came after the seal", err)
 	}
 }
+
+// TestServerExitGoesToItsSegment: a server exit belongs to the segment
+// open at its time, and to the oldest open one when the segment of its
+// time was sealed while the exit's log was being read; CutAt keeps it
+// once it happened.
+func TestServerExitGoesToItsSegment(t *testing.T) {
+	var sealed []*History
+	s := &Segmenter{Sealed: func(h *History) error { sealed = append(sealed, h); return nil }}
+	add := func(r Record) {
+		t.Helper()
+		if err := s.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(Record{Meta: &Meta{Prefix: "/p/"}})
+	add(Record{Mark: &Mark{Name: MarkSegment, Time: 0, Segment: &Segment{Index: 0, Prefix: "/p/s000/"}}})
+	add(Record{ServerExit: &ServerExit{Process: "m0", Time: 5}})
+	add(Record{Mark: &Mark{Name: MarkSegment, Time: 10, Segment: &Segment{Index: 1, Prefix: "/p/s001/"}}})
+	add(Record{Mark: &Mark{Name: MarkSegmentEnd, Time: 11, Segment: &Segment{Index: 0}}})
+	add(Record{ServerExit: &ServerExit{Process: "m1", Time: 9}}) // its segment is sealed
+	add(Record{ServerExit: &ServerExit{Process: "m2", Time: 12}})
+	if _, err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if len(sealed) != 2 {
+		t.Fatalf("%d segments", len(sealed))
+	}
+	names := func(h *History) (out []string) {
+		for _, x := range h.ServerExits {
+			out = append(out, x.Process)
+		}
+		return out
+	}
+	if got := names(sealed[0]); len(got) != 1 || got[0] != "m0" {
+		t.Errorf("segment 0 has exits %v, want m0", got)
+	}
+	if got := names(sealed[1]); len(got) != 2 || got[0] != "m1" || got[1] != "m2" {
+		t.Errorf("segment 1 has exits %v, want m1, m2", got)
+	}
+	if got := names(sealed[1].CutAt(10)); len(got) != 1 || got[0] != "m1" {
+		t.Errorf("cut at 10 keeps exits %v, want m1", got)
+	}
+}

@@ -361,8 +361,9 @@ const (
 	// A history without it was cut short.
 	MarkEnd = "end"
 	// MarkStopped: vigil stopped the workload early (--fail-fast found a
-	// violation): the requests then in flight were canceled by vigil, not
-	// left unanswered by the system, and the run has no final phase.
+	// violation, or a server died that no fault would start again): the
+	// requests then in flight were canceled by vigil, not left unanswered
+	// by the system, and the run has no final phase.
 	MarkStopped = "stopped"
 )
 
@@ -414,4 +415,8 @@ type Meta struct {
 	// Segment, in the history of one segment of a segmented run (see
 	// Segmenter), places it in the run; nil in a whole history.
 	Segment *Segment `json:"segment,omitempty"`
+	// Processes are the processes vigil started and watched for exits
+	// it did not ask for (ServerExit records), by name; empty where it
+	// watched none (a system it does not run) and in older histories.
+	Processes []string `json:"processes,omitempty"`
 }

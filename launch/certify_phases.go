@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
 )
@@ -286,7 +288,7 @@ func (c *CertifyOptions) runPhase(ctx context.Context, title, target string) Pha
 		q := Requirement{Name: key + "/" + x.Name, Phase: key, Kind: "check", Verdict: checkVerdict(x),
 			Evidence: checkEvidence(x), Repro: repro, Report: filepath.Join(dir, "report.html")}
 		if x.Verdict == check.Fail {
-			q.Witness = smallestWitness(x)
+			q.Witness = smallestWitness(x) + restsOnExit(r.Findings, x.Name)
 		}
 		q.skipped = x.Verdict == check.Skipped
 		ph.Requirements = append(ph.Requirements, q)
@@ -383,7 +385,28 @@ func smallestWitness(x check.Result) string {
 	if best.Want != "" || best.Got != "" {
 		s += fmt.Sprintf("\nwant %s, got %s", best.Want, best.Got)
 	}
+	if len(best.Log) > 0 {
+		s += "\nlog:\n" + strings.Join(best.Log, "\n")
+	}
 	s += fmt.Sprintf("\nrecords: operations %v, %d watch events, %d Kubernetes events (of %d violations)",
 		best.Operations, len(best.Events), len(best.KubeEvents), len(x.Violations))
 	return s
+}
+
+// restsOnExit names the server exits that violations of check rest on
+// (reports.Findings puts them under the exit's finding): a requirement
+// failing for the time a server was dead says so.
+func restsOnExit(findings []reports.Finding, check string) string {
+	var exits []string
+	for _, f := range findings {
+		for _, p := range f.RestingOnIt {
+			if p.Check == check && p.RestsOnExit != "" && !slices.Contains(exits, p.RestsOnExit) {
+				exits = append(exits, p.RestsOnExit)
+			}
+		}
+	}
+	if len(exits) == 0 {
+		return ""
+	}
+	return "\nresting on the server's death (run/server-exit): " + strings.Join(exits, "; ")
 }

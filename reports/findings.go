@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	checksavail "github.com/vigil-suite/vigil/checkers/availability"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/kube"
 	"github.com/vigil-suite/vigil/history"
@@ -37,6 +39,10 @@ type Part struct {
 	// RestsOn, in a part resting on a finding, are the watches its
 	// violations took as proof that the finding shows unreliable.
 	RestsOn []int64 `json:"rests_on,omitempty"`
+	// RestsOnExit, in a part resting on a run/server-exit finding, names
+	// the exit ("server-0 exited with code 2 at t=5.4s"): its violations
+	// are only about the time that process was down.
+	RestsOnExit string `json:"rests_on_exit,omitempty"`
 }
 
 // Finding is one root cause as far as the history shows it. Its first
@@ -58,8 +64,10 @@ type Finding struct {
 	Also []Part `json:"also,omitempty"`
 	// RestingOnIt are violations whose proof is a watch this finding
 	// shows unreliable (a watch that vouched a key did not change, while
-	// this finding shows it misses changes). They are not findings of
-	// their own: the watch, not the guarantee they name, may be wrong.
+	// this finding shows it misses changes), or, under a run/server-exit
+	// finding, violations only about the time the process was down (an
+	// outage over it, requests it left unanswered). They are not findings
+	// of their own: the watch, or the dead process, may be why.
 	RestingOnIt []Part `json:"resting_on_it,omitempty"`
 }
 
@@ -107,7 +115,9 @@ func (f Finding) partOf(name string) (Part, bool) {
 //     shows it) are one finding: one cause as far as the records show;
 //   - a violation that takes as proof a watch (Violation.RestsOn) which a
 //     watch check's violation in the same run convicts is put under the
-//     finding holding that conviction, not counted as a finding of its own.
+//     finding holding that conviction, not counted as a finding of its own;
+//     so is one about nothing but the time a process of the system was
+//     dead (deadSpan) under that process's run/server-exit finding.
 //
 // h, when not nil, names the writes behind the operations cited, so that
 // a write a check cites by its operation and one that cites it as a watch
@@ -116,6 +126,13 @@ func (f Finding) partOf(name string) (Part, bool) {
 func Findings(h *history.History, results []check.Result) []Finding {
 	convicted := convictions(results)
 	ix := newRecordIndex(h)
+	deaths := deathsOf(results)
+	type dying struct {
+		part  Part
+		v     check.Violation
+		death int // index into deaths
+	}
+	var onDeath []dying
 	type group struct {
 		part     Part
 		recs     []string
@@ -151,6 +168,11 @@ func Findings(h *history.History, results []check.Result) []Finding {
 				resting = append(resting, leaning{p, v, on})
 				continue
 			}
+			if d := ix.deadSpan(deaths, r.Name, v); d >= 0 {
+				p.RestsOnExit = deaths[d].label
+				onDeath = append(onDeath, dying{p, v, d})
+				continue
+			}
 			k := [2]string{r.Name, p.Signature}
 			g := at[k]
 			if g == nil {
@@ -161,6 +183,16 @@ func Findings(h *history.History, results []check.Result) []Finding {
 				g.part.Witness = v
 			}
 			g.part.Violations++
+			for d := range deaths {
+				if deaths[d].v.Message == v.Message {
+					deaths[d].group = slices.Index(groups, g)
+				}
+			}
+			if r.Name == checksavail.NameServerExit {
+				// The exit itself is its proof: the requests it names
+				// were in flight, they join nothing to it.
+				continue
+			}
 			g.recs = append(g.recs, ix.records(fam, v)...)
 			if c, ok := convicts(r, v); ok {
 				g.convicts = append(g.convicts, c)
@@ -259,6 +291,28 @@ func Findings(h *history.History, results []check.Result) []Finding {
 				p.RestsOn = append(p.RestsOn, w)
 			}
 		}
+	}
+	// A violation about a process's death goes under that death's finding.
+	underDeath := map[[3]string]int{}
+	for _, d := range onDeath {
+		g := deaths[d.death].group
+		if g < 0 { // cannot happen: every death's violation is in a group
+			out = append(out, Finding{Part: d.part})
+			out[len(out)-1].Violations = 1
+			continue
+		}
+		j := slot[root(g)]
+		f := &out[j]
+		k := [3]string{fmt.Sprint(j), d.part.Check, d.part.Signature}
+		i, ok := underDeath[k]
+		if !ok {
+			i = len(f.RestingOnIt)
+			underDeath[k] = i
+			f.RestingOnIt = append(f.RestingOnIt, d.part)
+		} else if records(d.v) < records(f.RestingOnIt[i].Witness) {
+			f.RestingOnIt[i].Witness = d.v
+		}
+		f.RestingOnIt[i].Violations++
 	}
 	for j := range out {
 		slices.SortStableFunc(out[j].RestingOnIt, partOrder)
@@ -359,14 +413,16 @@ func convictions(results []check.Result) map[watchRef]bool {
 	return out
 }
 
-// recordIndex finds the operations a violation cites, to name their writes.
+// recordIndex finds the operations and calls a violation cites, to name
+// their writes and tell whether they were answered.
 type recordIndex struct {
-	ops  map[int64]*history.Operation
-	kube map[int64]*history.KubeOperation
+	ops   map[int64]*history.Operation
+	kube  map[int64]*history.KubeOperation
+	calls map[int64]*history.Call
 }
 
 func newRecordIndex(h *history.History) recordIndex {
-	ix := recordIndex{ops: map[int64]*history.Operation{}, kube: map[int64]*history.KubeOperation{}}
+	ix := recordIndex{ops: map[int64]*history.Operation{}, kube: map[int64]*history.KubeOperation{}, calls: map[int64]*history.Call{}}
 	if h == nil {
 		return ix
 	}
@@ -376,7 +432,81 @@ func newRecordIndex(h *history.History) recordIndex {
 	for i := range h.KubeOps {
 		ix.kube[h.KubeOps[i].ID] = &h.KubeOps[i]
 	}
+	for i := range h.Calls {
+		ix.calls[h.Calls[i].ID] = &h.Calls[i]
+	}
 	return ix
+}
+
+// death is a process's death a run/server-exit violation reports: the
+// span it was down, and the finding's group.
+type death struct {
+	v     check.Violation
+	span  check.Span
+	label string
+	group int
+}
+
+// deathsOf lists the deaths the results report.
+func deathsOf(results []check.Result) []death {
+	var out []death
+	for i := range results {
+		r := &results[i]
+		if r.Name != checksavail.NameServerExit || r.Verdict != check.Fail {
+			continue
+		}
+		for _, v := range r.Violations {
+			if v.Span != nil {
+				out = append(out, death{v: v, span: *v.Span, label: checksavail.ExitLabel(v), group: -1})
+			}
+		}
+	}
+	return out
+}
+
+// deadSpan returns the death a violation of check name rests on alone
+// (an index into deaths), or -1: a violation with a span (an outage)
+// that overlaps the time the process was down; or one whose records are
+// all requests that overlap that time and got no answer. A violation
+// citing anything answered (an event, a response) has evidence of its
+// own.
+func (ix recordIndex) deadSpan(deaths []death, name string, v check.Violation) int {
+	if name == checksavail.NameServerExit {
+		return -1
+	}
+	for d := range deaths {
+		s := deaths[d].span
+		if v.Span != nil {
+			if v.Span.Overlaps(s) {
+				return d
+			}
+			continue
+		}
+		if len(v.Events) > 0 || len(v.KubeEvents) > 0 || len(v.Watches) > 0 || len(v.RestsOn) > 0 || len(v.Operations)+len(v.Calls) == 0 {
+			continue
+		}
+		unanswered := func(call, ret time.Duration, answered bool) bool {
+			return !answered && (check.Span{From: call, To: ret}).Overlaps(s)
+		}
+		all := true
+		for _, id := range v.Operations {
+			if o := ix.ops[id]; o != nil {
+				all = all && unanswered(o.Call, o.Return, o.Response != nil)
+			} else if k := ix.kube[id]; k != nil {
+				all = all && unanswered(k.Call, k.Return, k.Response != nil || k.Status != nil)
+			} else {
+				all = false
+			}
+		}
+		for _, id := range v.Calls {
+			c := ix.calls[id]
+			all = all && c != nil && unanswered(c.Call, c.Return, !c.Failed())
+		}
+		if all {
+			return d
+		}
+	}
+	return -1
 }
 
 // records lists what a violation rests on, as keys two violations share

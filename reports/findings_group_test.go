@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -362,5 +363,48 @@ func TestDroppedEventIsOneFinding(t *testing.T) {
 	}
 	if got := shape(Findings(h, results)); got != "watch/reliable+watch/agreement" {
 		t.Errorf("findings %q, want one: watch/reliable+watch/agreement", got)
+	}
+}
+
+// TestFindingsRestOnServerExit: violations about nothing but the time a
+// process was dead (an outage over it, a call it left unanswered) go
+// under its run/server-exit finding; one with an answer of its own, or
+// an outage before the death, stays a finding of its own, and the
+// requests the exit names in flight tie nothing to it.
+func TestFindingsRestOnServerExit(t *testing.T) {
+	s := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
+	h := history.New(history.Meta{})
+	h.Operations = []history.Operation{
+		{ID: 1, Call: s(1), Return: s(1.1), Request: history.Request{Kind: history.OpPut, Key: "k", Value: "1"}, Response: &history.Response{Revision: 2}},
+		{ID: 2, Call: s(4.9), Return: s(6), Request: history.Request{Kind: history.OpPut, Key: "k", Value: "2"}, Code: history.ErrUnknown},
+	}
+	h.Calls = []history.Call{{ID: 7, Kind: history.CallProgress, Call: s(6), Return: s(7), Code: history.ErrUnknown, Error: "unavailable"}}
+	exit := check.Violation{Message: "server-0 exited with code 2 at t=5.0s, and vigil did not stop it: panic: boom; 1 request(s) were in flight",
+		Operations: []int64{2}, Span: &check.Span{From: s(5), To: s(8)}, Log: []string{"panic: boom", "goroutine 1 [running]:", "  main.main()"}}
+	results := []check.Result{
+		failed("kv/linearizable", check.Data, false, check.Violation{Message: "operation 2 wrote 2 over 1", Operations: []int64{1, 2}}),
+		failed("watch/bookmarkable", check.Order, false, check.Violation{Message: "progress request 7 went unanswered", Calls: []int64{7}}),
+		failed("run/availability", check.Liveness, false,
+			check.Violation{Message: "unavailable from t=1.2s to t=2.5s (1.3s, 3 calls unanswered) with no fault injected", Span: &check.Span{From: s(1.2), To: s(2.5)}},
+			check.Violation{Message: "unavailable since t=4.9s: the 9 calls after the last answer went unanswered", Span: &check.Span{From: s(4.9), To: s(9)}}),
+		failed("run/server-exit", check.Liveness, false, exit),
+	}
+	fs := Findings(h, results)
+	if got, want := shape(fs), "kv/linearizable | run/server-exit^watch/bookmarkable^run/availability | run/availability"; got != want {
+		t.Fatalf("findings %s, want %s", got, want)
+	}
+	for _, p := range fs[1].RestingOnIt {
+		if p.RestsOnExit != "server-0 exited with code 2 at t=5.0s" {
+			t.Errorf("%s rests on %q", p.Check, p.RestsOnExit)
+		}
+	}
+	var b bytes.Buffer
+	writeFindings(&b, Result{Findings: fs})
+	for _, want := range []string{"resting on it (only about the time the process was down; not findings of their own):",
+		"^ run/availability [liveness]: 1 violation(s) like", "smallest witness, resting on: server-0 exited with code 2 at t=5.0s:",
+		"    log:\n", "    | panic: boom\n", "    |   main.main()\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the findings' text lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -275,8 +275,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// witnessTime is the time of a violation's first record.
+// witnessTime is when a violation's span begins (an outage, a server's
+// exit), else the time of its first record.
 func witnessTime(h *history.History, v check.Violation) (time.Duration, bool) {
+	if v.Span != nil {
+		return v.Span.From, true
+	}
 	var times []time.Duration
 	for _, id := range v.Operations {
 		for i := range h.Operations {

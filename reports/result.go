@@ -72,8 +72,9 @@ type Result struct {
 	// Findings), worst first.
 	Findings []Finding         `json:"findings"`
 	Files    map[string]string `json:"files,omitempty"`
-	// StoppedEarly says why --fail-fast stopped the workload at the first
-	// violation the live judge found ("" when it ran its course).
+	// StoppedEarly says why the workload stopped early: --fail-fast at
+	// the first violation the live judge found, or a server's death no
+	// fault would undo ("" when it ran its course).
 	StoppedEarly string `json:"stopped_early,omitempty"`
 	// Segments counts the segments a segmented run was judged in (each
 	// alone, their results merged); 0 for a run judged whole.

@@ -135,10 +135,18 @@ func writeFindings(w io.Writer, r Result) {
 			}
 		}
 		if len(f.RestingOnIt) > 0 {
-			fmt.Fprintln(w, "   resting on it (their proof is a watch this finding shows unreliable; not findings of their own):")
+			if f.RestingOnIt[0].RestsOnExit != "" {
+				fmt.Fprintln(w, "   resting on it (only about the time the process was down; not findings of their own):")
+			} else {
+				fmt.Fprintln(w, "   resting on it (their proof is a watch this finding shows unreliable; not findings of their own):")
+			}
 			for _, p := range f.RestingOnIt {
 				fmt.Fprint(w, "   ^ ")
-				writePart(w, p, "     ", fmt.Sprintf(", resting on watch %s", joinIDs(p.RestsOn)))
+				note := fmt.Sprintf(", resting on watch %s", joinIDs(p.RestsOn))
+				if p.RestsOnExit != "" {
+					note = ", resting on: " + p.RestsOnExit
+				}
+				writePart(w, p, "     ", note)
 			}
 		}
 		if len(f.Probes) > 0 {
@@ -214,6 +222,12 @@ func writeViolation(w io.Writer, v check.Violation, indent string) {
 	fmt.Fprintf(w, "%s- %s\n", indent, v.Message)
 	if v.Want != "" || v.Got != "" {
 		fmt.Fprintf(w, "%s    want: %s\n%s    got:  %s\n", indent, v.Want, indent, v.Got)
+	}
+	if len(v.Log) > 0 {
+		fmt.Fprintf(w, "%s    log:\n", indent)
+		for _, l := range v.Log {
+			fmt.Fprintf(w, "%s    | %s\n", indent, l)
+		}
 	}
 	if len(v.Operations) > 0 {
 		fmt.Fprintf(w, "%s    operations: %s\n", indent, joinIDs(v.Operations))

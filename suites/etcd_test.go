@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/internal/longtest"
 	"github.com/vigil-suite/vigil/reports"
@@ -26,14 +27,17 @@ func TestHealthyEtcdPasses(t *testing.T) {
 		version string
 		members int
 	}{
-		{"v3.6.16", 3},
-		{"v3.5.17", 3},
+		// v3.5.17 and v3.6.16 split their members on a txn the workload
+		// sends (etcd-io/etcd#18667, the known-bug matrix has it): on one
+		// member it cannot show.
+		{binaries.DefaultEtcdVersion, 3},
+		{"v3.5.17", 1},
 		{"v3.6.16", 1},
-		{"v3.6.16", 5},
+		{binaries.DefaultEtcdVersion, 5},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%d-members", c.version, c.members), func(t *testing.T) {
-			if c.members != 3 { // make test keeps both releases on 3 members
+			if c.members == 5 || c.version == "v3.6.16" { // make test keeps 3 members and v3.5.17
 				longtest.Skip(t)
 			}
 			g := NewWithT(t)

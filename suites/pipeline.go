@@ -81,8 +81,9 @@ type Outcome struct {
 	Elapsed time.Duration
 	// Interrupted: ctx ended before the workload finished; Results is empty.
 	Interrupted bool
-	// StoppedEarly says why --fail-fast stopped the workload ("" if it
-	// did not); the history up to there is judged in Results.
+	// StoppedEarly says why --fail-fast, or a server's exit nothing
+	// would undo, stopped the workload ("" if neither did); the history
+	// up to there is judged in Results.
 	StoppedEarly string
 	// Segments counts the segments of a segmented run (0: not segmented),
 	// whose History is nil: each segment was judged and dropped, Results
@@ -163,7 +164,12 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 	if c.Limitations != nil {
 		meta.Limitations = c.Limitations
 	}
+	if s, ok := fx.(fixtures.Supervised); ok {
+		meta.Processes = s.Processes()
+	}
 	rec := history.NewRecorder(meta, clock, w)
+	exits := watchExits(fx, rec, c)
+	defer exits.close()
 	var sab *sabotage.Saboteur
 	if c.Sabotage != "" {
 		if sab, err = sabotage.New(sabotage.Config{Mode: c.Sabotage, Seed: c.Seed, Recorder: rec, Duration: duration}); err != nil {
@@ -175,7 +181,10 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 	var during func(context.Context)
 	if len(c.Schedule.Steps) > 0 {
 		env = chaosEnv(fx, rec, c.Links)
-		during = func(ctx context.Context) { chaos.Run(ctx, env, c.Schedule, c.Logf) }
+		during = func(ctx context.Context) {
+			exits.began()
+			chaos.Run(ctx, env, c.Schedule, c.Logf)
+		}
 	}
 	runWorkload, closeWorkload, err := sc.workload(ctx, rec, sab, env, during)
 	if err != nil {
@@ -184,7 +193,7 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 	}
 	defer closeWorkload()
 	judge := newLiveJudge(rec, c, c.Segment > 0 && duration > c.Segment)
-	return runAndCheck(ctx, runWorkload, func() func() { return sc.progress(clock, judge.status) }, clock, w, rec, c.Checks, judge)
+	return runAndCheck(ctx, runWorkload, func() func() { return sc.progress(clock, judge.status) }, clock, w, rec, c.Checks, judge, exits)
 }
 
 // newLiveJudge is the run's live judge, or nil when c turns it off. A
@@ -249,11 +258,13 @@ func chaosEnv(fx fixtures.Fixture, rec *history.Recorder, links chaos.Links) *ch
 // the live judge (if any) beside it, stops the progress line, closes the
 // history and, unless the run was cut short, judges it. A run cut short
 // by ctx is Interrupted, with its partial history; one the live judge
-// stopped (fail-fast) is judged like a finished one.
+// stopped (fail-fast) or a server's death stopped (exits, nil when vigil
+// runs no process) is judged like a finished one.
 func runAndCheck(ctx context.Context, run func(context.Context) error, startProgress func() func(), clock *history.Clock,
-	w *history.Writer, rec *history.Recorder, checks check.Config, judge *liveJudge) (*Outcome, error) {
+	w *history.Writer, rec *history.Recorder, checks check.Config, judge *liveJudge, exits *exitWatch) (*Outcome, error) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	exits.start(stopRun)
 	judgeCtx, stopJudge := context.WithCancel(ctx)
 	judged := make(chan struct{})
 	if judge != nil {
@@ -266,6 +277,7 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, startProg
 	start := clock.Now()
 	runErr := run(runCtx)
 	elapsed := clock.Now() - start
+	exits.close()
 	stopJudge()
 	<-judged
 	stopProgress()
@@ -282,6 +294,9 @@ func runAndCheck(ctx context.Context, run func(context.Context) error, startProg
 		return nil, fmt.Errorf("recording the history: %w", err)
 	}
 	out := &Outcome{History: rec.History(), Elapsed: elapsed, StoppedEarly: judge.failFastReason()}
+	if out.StoppedEarly == "" {
+		out.StoppedEarly = exits.stoppedReason()
+	}
 	if out.History == nil {
 		// Segmented: the segments left are complete now and judged; an
 		// interrupted run keeps them for its reports and drops the verdicts.

@@ -108,8 +108,8 @@ func (r *Recording) Do(ctx context.Context, req history.Request) (*history.Respo
 	return r.DoDrawn(ctx, req, nil)
 }
 
-// DoDrawn is Do with the operation's draw entries (Operation.Draw): what
-// the request was drawn from, such as the pattern that sent it.
+// DoDrawn is Do recording draw as the operation's Draw: the productions
+// the request was drawn from, or the part of vigil that sent it and why.
 func (r *Recording) DoDrawn(ctx context.Context, req history.Request, draw []string) (*history.Response, error) {
 	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req, Draw: draw}
 	tok := r.rec.Begin()

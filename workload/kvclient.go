@@ -173,7 +173,7 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 			last = max(last, rev)
 			continue
 		}
-		rev := w.Stats.StoreRevision.Load() - int64(50+rng.IntN(100))
+		rev := w.beforeCompact(reqCtx, w.Stats.StoreRevision.Load()-int64(50+rng.IntN(100)))
 		if rev < w.cfg.MinRevision {
 			continue // history before the run is not the run's to compact
 		}

@@ -324,6 +324,11 @@ func (w *Workload) compactRace(ctx context.Context, control *targets.Recording, 
 	if p == nil || len(p.racers) == 0 || !draws(p.compactRNG, p.shares[history.PatternCompactRace]) {
 		return 0, false
 	}
+	// The member comparer's round before a compaction (members.go); while
+	// it holds compactions back for a bisection, the ordinary turn does.
+	if head := w.Stats.StoreRevision.Load(); w.beforeCompact(ctx, head) < head {
+		return 0, false
+	}
 	draw := history.PatternDraw(history.PatternCompactRace)
 	key := w.key(p.compactRNG.IntN(w.cfg.Keys))
 	first, ok := w.write(p.racers[0], key)

@@ -69,6 +69,11 @@ type Config struct {
 	// from the shape's (patterns.go, PatternShares): "none", or
 	// comma-separated NAME=PERCENT.
 	Patterns string
+	// CompareEvery is the period of the member comparer's rounds
+	// (members.go) while the run goes on; 0: none. With two members or
+	// more, one more round follows the end-of-run convergence reads
+	// either way.
+	CompareEvery time.Duration
 }
 
 // DefaultConfig is what `vigil run` uses unless told otherwise.
@@ -76,6 +81,7 @@ func DefaultConfig() Config {
 	return Config{
 		Clients: 8, Rate: 600, Duration: 30 * time.Second, Keys: 16, Watchers: 12,
 		CompactEvery: 8 * time.Second, RequestTimeout: 5 * time.Second, FinalTimeout: 10 * time.Second,
+		CompareEvery: DefaultCompareEvery,
 	}
 }
 
@@ -96,6 +102,8 @@ func (c Config) Validate() error {
 		return errors.New("--keys must be at least 1")
 	case c.Watchers < 0:
 		return errors.New("--watchers must not be negative")
+	case c.CompareEvery < 0:
+		return errors.New("--compare-every must not be negative (0: compare the members only at the end)")
 	}
 	_, err := c.PatternShares()
 	return err
@@ -172,6 +180,10 @@ type Workload struct {
 	mix     []weighted    // the default shape's forms and shares
 	leases  leasePool     // leases puts may attach to
 	pat     *patterns     // the placement and timing patterns (patterns.go); nil: none
+	// readers are the member comparer's clients, one per member (none
+	// with one member: nothing to compare); cmp is the segment's comparer.
+	readers []memberReader
+	cmp     *comparer
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -253,6 +265,16 @@ func (w *Workload) Run(ctx context.Context) error {
 		return err
 	}
 	clients = append(clients, lc)
+	if w.members > 1 {
+		for i := 0; i < w.members; i++ {
+			rc, err := w.NewClient(ctx, i)
+			if err != nil {
+				return err
+			}
+			clients = append(clients, rc)
+			w.readers = append(w.readers, rc)
+		}
+	}
 	watchClients := make([]*targets.Recording, w.cfg.Watchers)
 	for i := range watchClients {
 		if watchClients[i], err = w.client(ctx, i, w.cfg.Clients+1+i); err != nil {
@@ -352,6 +374,16 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	segCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
 	defer stop()
 	var wg sync.WaitGroup
+	cmp := w.comparer()
+	w.cmp = cmp
+	defer func() { w.cmp = nil }()
+	if cmp != nil && w.cfg.CompareEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmp.run(segCtx, ctx, w.cfg.CompareEvery)
+		}()
+	}
 	for i := 0; i < w.cfg.Clients; i++ {
 		wg.Add(1)
 		go func(c *targets.Recording) {
@@ -386,10 +418,24 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	if err == nil {
 		if last {
 			w.convergence(ctx, w.cfg.Clients)
+			if cmp != nil {
+				cmp.round(ctx) // after the convergence reads, which kv/convergence judges as they were
+			}
 		}
 		w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkEnd, Time: w.rec.Now()}})
 	}
 	return err
+}
+
+// comparer is the member comparer of the segment running, or nil with
+// one member.
+func (w *Workload) comparer() *comparer {
+	if len(w.readers) < 2 {
+		return nil
+	}
+	return newComparer(w.readers, w.cfg.Prefix, w.cfg.RequestTimeout, w.cfg.Refused, func() int64 {
+		return w.floor(w.Stats.CompactRevision.Load())
+	})
 }
 
 // finalPhase writes one last change and waits until every open watch has

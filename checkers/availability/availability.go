@@ -37,7 +37,8 @@ func Check(h *history.History, cfg check.Config) check.Result {
 		switch {
 		case o.Never && o.Open:
 			col.Add(check.Violation{Guarantee: Err,
-				Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs))})
+				Message: fmt.Sprintf("the system never answered: all %d calls went unanswered", len(cs)),
+				Span:    &check.Span{From: max(o.From, 0), To: o.To}})
 			figures["unanswered"] = float64(unanswered)
 			return col.Result(Name, figures)
 		case o.Open:
@@ -78,7 +79,8 @@ func Check(h *history.History, cfg check.Config) check.Result {
 		col.Add(check.Violation{Guarantee: Err,
 			Message: fmt.Sprintf("unavailable since t=%.1fs: the %d calls after the last answer went unanswered until the history ends at t=%.1fs, and the run's final write never succeeded",
 				open.From.Seconds(), open.Unanswered, open.To.Seconds()),
-			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", open.From.Seconds())})
+			Want: "an answer, and the final write", Got: fmt.Sprintf("none since t=%.1fs", open.From.Seconds()),
+			Span: &check.Span{From: open.From, To: open.To}})
 	}
 	return col.Result(Name, figures)
 }
@@ -107,7 +109,8 @@ func finalRead(h *history.History, mark history.Mark, figures map[string]float64
 	return check.Violation{Guarantee: Err,
 		Message: fmt.Sprintf("the final write succeeded at t=%.1fs, but none of the %d linearizable reads after it did "+
 			"(the last gave up at t=%.1fs): the system did not answer a read at the end of the run", mark.Time.Seconds(), tried, last.Seconds()),
-		Want: "a linearizable read of the final key answered", Got: fmt.Sprintf("%d reads unanswered", tried)}, true
+		Want: "a linearizable read of the final key answered", Got: fmt.Sprintf("%d reads unanswered", tried),
+		Span: &check.Span{From: mark.Time, To: last}}, true
 }
 
 // outage judges the span (from, to) between two answers with n
@@ -130,6 +133,6 @@ func outage(h *history.History, from, to, bound time.Duration, n int) (check.Vio
 	} else {
 		msg += fmt.Sprintf(" with no fault injected, past the bound of %v", bound)
 	}
-	return check.Violation{Guarantee: Err, Message: msg,
+	return check.Violation{Guarantee: Err, Message: msg, Span: &check.Span{From: from, To: to},
 		Want: fmt.Sprintf("an answer within %v", bound), Got: fmt.Sprintf("none for %.1fs", (to - excused).Seconds())}, true
 }

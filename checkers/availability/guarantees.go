@@ -1,6 +1,7 @@
-// Package availability holds run/availability: whether the system under
-// test kept answering its clients, and answered again soon after faults
-// healed.
+// Package availability holds the checks of the system staying up:
+// run/availability, whether it kept answering its clients and answered
+// again soon after faults healed, and run/server-exit, whether its
+// processes ran until vigil stopped them.
 package availability
 
 import (
@@ -11,18 +12,25 @@ import (
 
 // Names of the checks of this package, as reports and result.json spell them.
 const (
-	Name = "run/availability"
+	Name           = "run/availability"
+	NameServerExit = "run/server-exit"
 )
 
 // Guarantees, one sentinel per check; a Violation wraps the one it breaks.
 var (
 	Err = check.Guarantee(Name, "the system answered the clients' requests, every outage ended "+
 		"within the bound after the faults around it healed, and the run's final write succeeded")
+	ErrServerExit = check.Guarantee(NameServerExit, "every process of the system that vigil started ran until vigil "+
+		"stopped it (a fault, or the run's end): none exited by itself, crashed or was killed by anything else")
 )
 
-// Checks returns run/availability.
+// Checks returns run/availability and run/server-exit.
 func Checks() []check.Check {
-	return []check.Check{{Name: Name, Guarantee: Err, Profiles: check.ForKubernetes, Severity: check.Liveness, Run: Check, Evidence: evidence}}
+	return []check.Check{
+		{Name: Name, Guarantee: Err, Profiles: check.ForKubernetes, Severity: check.Liveness, Run: Check, Evidence: evidence},
+		{Name: NameServerExit, Guarantee: ErrServerExit, Profiles: check.ForKubernetes, Severity: check.Liveness,
+			Run: CheckServerExits, Evidence: exitEvidence},
+	}
 }
 
 // evidence: every call on the system under test, answered when a response

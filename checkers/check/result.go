@@ -108,7 +108,23 @@ type Violation struct {
 	// may be that watch's fault, and the reports show it under that
 	// finding.
 	RestsOn []int64 `json:"rests_on,omitempty"`
+	// Span, where set, is the stretch of the run the violation is about
+	// (an outage; a server's death until something could start it
+	// again): the reports put violations within a server's death under it.
+	Span *Span `json:"span,omitempty"`
+	// Log quotes what a server's log says of the breach (a crash's first
+	// line and its top frames).
+	Log []string `json:"log,omitempty"`
 }
+
+// Span is a stretch of a run's time, from its start.
+type Span struct {
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
+}
+
+// Overlaps reports whether s and o share a moment.
+func (s Span) Overlaps(o Span) bool { return s.From <= o.To && o.From <= s.To }
 
 // Error makes a Violation usable as an error wrapping its guarantee.
 func (v Violation) Error() string { return v.Message }

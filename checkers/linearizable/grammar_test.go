@@ -223,6 +223,33 @@ func TestGrammarProductions(t *testing.T) {
 				b.Get(2, 100, 110, "l", 12, kv("l", "l1", 11, 12, 2))
 				return 0
 			}},
+		{name: "put to a lease nothing granted refused as lease-not-found - pass", want: check.Pass,
+			build: func(b *histbuild.Builder) int64 {
+				b.Put(1, 0, 10, "a", "v1", 11)
+				b.Op(1, 20, 30, history.Request{Kind: history.OpPut, Key: histbuild.K("l"), Value: "l1", Lease: 999}, nil, history.ErrLeaseNotFound)
+				b.Get(2, 40, 50, "l", 11)
+				return 0
+			}},
+		{name: "put to a lease nothing granted answered at the run's start - fail", want: check.Fail, msg: "lease-not-found",
+			build: func(b *histbuild.Builder) int64 {
+				b.Put(1, 0, 10, "a", "v1", 11)
+				return b.Op(1, 20, 30, history.Request{Kind: history.OpPut, Key: histbuild.K("l"), Value: "l1", Lease: 999}, resp(12), "")
+			}},
+		{name: "put to a lease granted in an earlier segment answered - pass", want: check.Pass,
+			build: func(b *histbuild.Builder) int64 {
+				b.H.Meta.Segment = &history.Segment{Index: 2}
+				b.Put(1, 0, 10, "a", "v1", 11)
+				b.Op(1, 20, 30, history.Request{Kind: history.OpPut, Key: histbuild.K("l"), Value: "l1", Lease: 999}, resp(12), "")
+				b.Op(1, 40, 50, history.Request{Kind: history.OpPut, Key: histbuild.K("m"), Value: "m1", Lease: 999}, resp(13), "")
+				return 0
+			}},
+		{name: "lease granted in an earlier segment both found and missing with no revoke between - fail", want: check.Fail, msg: "lease-not-found",
+			build: func(b *histbuild.Builder) int64 {
+				b.H.Meta.Segment = &history.Segment{Index: 2}
+				b.Put(1, 0, 10, "a", "v1", 11)
+				b.Op(1, 20, 30, history.Request{Kind: history.OpPut, Key: histbuild.K("l"), Value: "l1", Lease: 999}, resp(12), "")
+				return b.Op(1, 40, 50, history.Request{Kind: history.OpPut, Key: histbuild.K("m"), Value: "m1", Lease: 999}, nil, history.ErrLeaseNotFound)
+			}},
 		// A txn whose range fails fails whole: nothing of it is applied.
 		{name: "txn whose range is in the future fails whole - pass", want: check.Pass,
 			build: func(b *histbuild.Builder) int64 {

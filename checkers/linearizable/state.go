@@ -48,7 +48,9 @@ type keyspace struct {
 	pinWatch map[revKeyIdx]int64
 	// leases are the lease ids the history names (puts, compares, lease
 	// operations and calls), index 0 standing for no lease; dynamic[i]
-	// is the bit number + 1 a lease has in kvState.leaseKnown/leaseLive
+	// is the bit number + 1 a lease has in kvState.leaseKnown/leaseLive,
+	// 0 for one that lives through the history, -1 for one that never
+	// exists in it (indexLeases)
 	// has, 0 for a lease granted by a call and never revoked by an
 	// operation, which lives through the whole history.
 	leases   []int64
@@ -56,8 +58,8 @@ type keyspace struct {
 	dynamic  []int32
 	// leaseKeys lists, by lease index, the keys some put attaches to it.
 	leaseKeys map[int32][]int32
-	// grantedHere holds the bits of the tracked leases an operation of
-	// the history grants: known not to exist at its start.
+	// grantedHere holds the bits of the tracked leases known not to exist
+	// at the history's start (see indexLeases).
 	grantedHere leaseBits
 	// ignoreValue holds the keys some put with ignore_value may rewrite:
 	// a value seen on them does not date the write that made it.
@@ -382,11 +384,14 @@ func (ks *keyspace) kvString(s kvState, e kvEntry) string {
 // leaseState says whether lease index l exists in s: live, and known
 // (false while a lease granted before the history has not shown which).
 func (ks *keyspace) leaseState(s *kvState, l int32) (live, known bool) {
-	bit := ks.dynamic[l] - 1
-	if bit < 0 {
+	switch bit := ks.dynamic[l] - 1; {
+	case bit == -2:
+		return false, true // nothing grants it, every put found it missing
+	case bit < 0:
 		return l != 0, true // granted by a call, never revoked: it lives; no lease: none
+	default:
+		return s.leaseLive.has(bit), s.leaseKnown.has(bit)
 	}
-	return s.leaseLive.has(bit), s.leaseKnown.has(bit)
 }
 
 // setLease records in s that lease index l exists or not.

@@ -237,7 +237,7 @@ var runFlagGroups = []struct {
 	flags []string
 }{
 	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "patterns", "clients", "rate", "keys", "watchers",
-		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform", "history-format", "compress", "keep-data",
+		"compact-every", "watch-bound", "compare-every", "start-timeout", "check-timeout", "max-unavailable", "conform", "history-format", "compress", "keep-data",
 		"fail-fast", "judge-every", "segment", "profile", "limitation"}},
 	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",
 		"compaction-batch-limit", "watch-progress-notify-interval", "tls", "auth", "cacert", "cert", "key", "user", "password"}},

@@ -50,6 +50,8 @@ type Saboteur struct {
 	kube staleListMemory
 	// contended-lost-write: the clients with a put in flight, by key.
 	inflight map[string]map[int]bool
+	// diverge-member: the write the member diverges at (diverge.go).
+	div *divergence
 }
 
 type claimState int
