@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-suite/vigil/chaos"
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/internal/longtest"
 	"github.com/vigil-suite/vigil/reports"
@@ -25,7 +26,7 @@ func TestPatternsEndToEnd(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	fx, dir := startCluster(ctx, t, g, "v3.6.16", 3)
+	fx, dir := startCluster(ctx, t, g, binaries.DefaultEtcdVersion, 3)
 
 	wl := workload.DefaultConfig()
 	wl.Duration = 20 * time.Second
