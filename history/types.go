@@ -264,6 +264,9 @@ type Watch struct {
 	// revision after the last one that watch saw); 0 if none.
 	Resumes int64        `json:"resumes,omitempty"`
 	Request WatchRequest `json:"request"`
+	// Draw, as Operation.Draw: "pattern=watch-at-compact" when a
+	// placement and timing pattern opened the watch (format 4).
+	Draw []string `json:"draw,omitempty"`
 }
 
 // EventType is PUT or DELETE.

@@ -51,6 +51,7 @@ type Digest struct {
 	operations, failedOps int
 	watches, watchEvents  int
 	forms                 map[string]*FormCount
+	patterns              patternTally // patterns.go
 	kubeSeen, kubeOps     bool
 	kube                  KubeStats
 	listed                map[int]bool // Kubernetes clients that started a watch from a list
@@ -167,6 +168,7 @@ func (d *Digest) Add(h *history.History, results []check.Result) {
 	d.addCalls(h, facts.Calls(h))
 	lagged := d.addLags(h)
 	d.addForms(h, lagged)
+	d.addPatterns(h)
 	d.addKube(h, lagged[1])
 	d.addFindings(h, results)
 	d.clip()

@@ -62,6 +62,7 @@ func Table(w io.Writer, r Result) {
 			fmt.Fprintf(w, "judged in %d segments, each by every check as it ended (--segment)\n", r.Segments)
 		}
 		writeForms(w, s.Forms)
+		writePatterns(w, s.Patterns)
 	}
 	writeAvailability(w, s.Availability)
 	writeHeldTo(w, r)

@@ -106,6 +106,7 @@ func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 	env.Do = cc.Do
 	doOn, closeAll := memberClients(s.fx, s.wl)
 	env.DoOn = doOn
+	env.Edge = s.wl.FaultEdge // the workload's bursts at a fault's start and heal
 	s.wl.During = during
 	return s.wl.Run, func() { closeAll(); cc.Close() }, nil
 }

@@ -245,6 +245,15 @@ func pointsAt(h *history.History, f history.Fault, v check.Violation) string {
 			return fmt.Sprintf("cites call %d (%s), sent after the sabotage began", c.ID, c.Kind)
 		}
 	}
+	// stale-member-read serves every linearizable read from the fault's
+	// start on: the violation cites one of them.
+	if f.Name == sabotage.FaultName("stale-member-read") {
+		for _, o := range h.Operations {
+			if o.Call >= f.Start && o.Request.Kind == history.OpRange && !o.Request.Serializable && slices.Contains(v.Operations, o.ID) {
+				return fmt.Sprintf("cites operation %d, a linearizable read sent after the sabotage began", o.ID)
+			}
+		}
+	}
 	switch {
 	case rev > 0 && v.Key == key && v.Revision == rev:
 		return fmt.Sprintf("names key %s at revision %d", key, rev)

@@ -143,7 +143,12 @@ type RecordedWatch struct {
 // Watch opens and records a watch. resumes is the id of the watch this one
 // continues, or 0. Cancel ctx to close it; the end is recorded either way.
 func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes int64) RecordedWatch {
-	w := history.Watch{ID: r.rec.NextWatchID(), Client: r.id, Member: r.inner.Member(), Resumes: resumes, Request: req}
+	return r.WatchDrawn(ctx, req, resumes, nil)
+}
+
+// WatchDrawn is Watch with the watch's draw entries (history.Watch.Draw).
+func (r *Recording) WatchDrawn(ctx context.Context, req history.WatchRequest, resumes int64, draw []string) RecordedWatch {
+	w := history.Watch{ID: r.rec.NextWatchID(), Client: r.id, Member: r.inner.Member(), Resumes: resumes, Request: req, Draw: draw}
 	w.Call = r.rec.Now()
 	r.rec.Add(history.Record{Watch: &w})
 	r.setOpen(w.ID, true)

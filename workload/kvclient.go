@@ -69,6 +69,7 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 		}
 		w.Stats.sawRevision(resp.Revision)
 		learn(modRev, vals, req, resp)
+		w.chase(reqCtx, c.ID(), req, resp) // patterns.go: read-after-ack
 	}
 }
 
@@ -164,6 +165,13 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 		case <-runCtx.Done():
 			return
 		case <-t.C:
+		}
+		if rev, done := w.compactRace(reqCtx, c, last); done { // patterns.go: compact-race
+			if rev < 0 {
+				return // the target refuses compactions
+			}
+			last = max(last, rev)
+			continue
 		}
 		rev := w.beforeCompact(reqCtx, w.Stats.StoreRevision.Load()-int64(50+rng.IntN(100)))
 		if rev < w.cfg.MinRevision {

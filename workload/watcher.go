@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ type watcher struct {
 	req     history.WatchRequest
 	delay   time.Duration // when to open the first watch
 	restart time.Duration // 0: never restart on purpose
+	pat     *rand.Rand    // the watch patterns' stream (patterns.go)
 
 	lastRev atomic.Int64 // highest revision observed (event or progress)
 	// startRev is the start revision of the current watch, when explicit.
@@ -68,7 +70,7 @@ func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watch
 	if cfg.refuses(history.FormWatchStartRev) {
 		start = startCurrent
 	}
-	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req,
+	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req, pat: w.seeded(fmt.Sprintf("patterns/watcher-%d", i)),
 		// Stagger the opening over the first half of the run.
 		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
 	}
@@ -128,10 +130,16 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 		req.StartRevision = head + int64(5+wt.rng.IntN(96))
 	}
 	var resumes int64
+	// patterns.go: the first watch (but one from the future), and each
+	// restart on purpose, may open at the compact revision or at the head.
+	var draw []string
+	if wt.start != startFuture {
+		draw = wt.w.watchPattern(wt.pat, &req.StartRevision)
+	}
 	// Bounded: each iteration opens one watch; a run opens far fewer.
 	for attempt := 0; attempt < 10000 && watchCtx.Err() == nil; attempt++ {
 		wt.startRev.Store(req.StartRevision)
-		id, next, ok := wt.watchOnce(watchCtx, req, resumes)
+		id, next, ok := wt.watchOnce(watchCtx, req, resumes, draw)
 		if !ok {
 			// Broken stream or server cancel: give the cluster a moment.
 			select {
@@ -140,7 +148,12 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
-		req.StartRevision, resumes = next.StartRevision, next.resumes(id)
+		req.StartRevision, resumes, draw = next.StartRevision, next.resumes(id), nil
+		if ok && next.resume { // restarted on purpose
+			if draw = wt.w.watchPattern(wt.pat, &req.StartRevision); draw != nil {
+				resumes = 0 // afresh, at the pattern's revision
+			}
+		}
 		if wt.w.cfg.refuses(history.FormWatchStartRev) {
 			req.StartRevision, resumes = 0, 0 // afresh: the target cannot resume
 		}
@@ -164,10 +177,10 @@ func (n nextStart) resumes(prev int64) int64 {
 // watchOnce runs one watch stream until it ends (the server's or the
 // network's doing), is restarted on purpose, or watchCtx ends. It returns
 // where the next watch should start, and ok=false when the stream broke.
-func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest, resumes int64) (int64, nextStart, bool) {
+func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest, resumes int64, draw []string) (int64, nextStart, bool) {
 	ctx, cancel := context.WithCancel(watchCtx)
 	defer cancel()
-	rw := wt.c.Watch(ctx, req, resumes)
+	rw := wt.c.WatchDrawn(ctx, req, resumes, draw)
 	var restart <-chan time.Time
 	if wt.restart > 0 {
 		t := time.NewTimer(wt.restart)

@@ -65,6 +65,10 @@ type Config struct {
 	// Kubernetes does (the kubernetes profile): a server is then not
 	// judged on filters Kubernetes never asks for.
 	NoEventFilters bool
+	// Patterns changes the shares of the placement and timing patterns
+	// from the shape's (patterns.go, PatternShares): "none", or
+	// comma-separated NAME=PERCENT.
+	Patterns string
 	// CompareEvery is the period of the member comparer's rounds
 	// (members.go) while the run goes on; 0: none. With two members or
 	// more, one more round follows the end-of-run convergence reads
@@ -101,7 +105,8 @@ func (c Config) Validate() error {
 	case c.CompareEvery < 0:
 		return errors.New("--compare-every must not be negative (0: compare the members only at the end)")
 	}
-	return nil
+	_, err := c.PatternShares()
+	return err
 }
 
 // Dialer opens a client to member number i (taken modulo the member count).
@@ -174,6 +179,7 @@ type Workload struct {
 	segment int           // the segment running (0 when the run is whole)
 	mix     []weighted    // the default shape's forms and shares
 	leases  leasePool     // leases puts may attach to
+	pat     *patterns     // the placement and timing patterns (patterns.go); nil: none
 	// readers are the member comparer's clients, one per member (none
 	// with one member: nothing to compare); cmp is the segment's comparer.
 	readers []memberReader
@@ -224,7 +230,10 @@ func (w *Workload) seeded(name string) *rand.Rand {
 // floor raises a revision the workload picked to the lowest it may use.
 func (w *Workload) floor(rev int64) int64 { return max(rev, w.cfg.MinRevision, 1) }
 
-func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefix, i) }
+func (w *Workload) key(i int) string { return keyIn(w.cfg.Prefix, i) }
+
+// keyIn is key number i under prefix.
+func keyIn(prefix string, i int) string { return fmt.Sprintf("%sk%03d", prefix, i) }
 
 // Run drives the workload for cfg.Duration (or until ctx ends), then makes
 // the final write and waits for the open watches to reach it. Client ids:
@@ -272,6 +281,10 @@ func (w *Workload) Run(ctx context.Context) error {
 			return err
 		}
 		clients = append(clients, watchClients[i])
+	}
+	// The patterns' clients (patterns.go), after all others.
+	if err := w.openPatterns(ctx, func(c *targets.Recording) { clients = append(clients, c) }); err != nil {
+		return err
 	}
 
 	runCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
@@ -343,6 +356,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 
 	// Leases before the clients start, so leased puts have one to attach to.
 	w.grantLeases(ctx, lc)
+	w.beginPatterns(ctx)
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatches()
@@ -393,6 +407,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	if last {
 		during.Wait() // the faults heal before the final phase
 	}
+	w.endPatterns() // the bursts at the faults' edges are over too
 
 	err := ctx.Err() // interrupted: record what we have, skip the final phase
 	if err == nil && last {

@@ -247,7 +247,7 @@ var runFlagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "clients", "rate", "keys", "watchers",
+	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "patterns", "clients", "rate", "keys", "watchers",
 		"compact-every", "watch-bound", "compare-every", "start-timeout", "check-timeout", "max-unavailable", "conform", "history-format", "compress", "keep-data",
 		"fail-fast", "judge-every", "segment", "profile", "limitation"}},
 	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",

@@ -5,6 +5,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/workload"
 )
@@ -39,6 +40,7 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.IntVar(&w.Clients, "clients", w.Clients, "concurrent KV clients")
 	fs.Float64Var(&w.Rate, "rate", w.Rate, "total KV requests per second (0: as fast as the clients get answers)")
 	fs.StringVar(&w.Shape, "workload", workload.ShapeDefault, "the shape of the load: "+strings.Join(workload.Shapes(), ", ")+" (see docs/workload.md)")
+	fs.StringVar(&w.Patterns, "patterns", "", "shares of the placement and timing patterns, from the shape's: none, or NAME=PERCENT,... for "+strings.Join(history.Patterns(), ", ")+" (see docs/workload.md)")
 	fs.IntVar(&w.Keys, "keys", w.Keys, "distinct keys the workload writes")
 	fs.IntVar(&w.Watchers, "watchers", w.Watchers, "concurrent watchers of the key prefix")
 	fs.DurationVar(&w.CompactEvery, "compact-every", w.CompactEvery, "period of compactions (0 disables)")

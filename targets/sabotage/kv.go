@@ -57,6 +57,10 @@ func (c *client) Do(ctx context.Context, req history.Request) (*history.Response
 			}
 			defer c.s.writing(c.id, req.Key)()
 		}
+	case "stale-member-read":
+		if local, ok := localRead(req); ok && c.s.lasting(c, localReadWhat) {
+			req = local
+		}
 	case "diverge-member":
 		if req.Kind == history.OpPut {
 			if resp, err, ok := c.divergePut(ctx, req); ok {

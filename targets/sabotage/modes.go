@@ -95,6 +95,12 @@ var modes = []Mode{
 		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
 			"filtered watch, else a key outside the watched range"},
 
+	// A server that is so all the time, not one injection: arms at once.
+	// Only a read sent to a member as another acknowledges a write meets
+	// the lag (the read-after-ack pattern): docs/sabotage.md measures it.
+	{Name: "stale-member-read", Check: linearizable.Name, arm: first, maxSkip: 0, MinDuration: 20 * time.Second,
+		Description: "answers every linearizable read from the state of the member asked, as a serializable read, with no read index " +
+			"(from the run's start): a member behind the leader misses writes another member acknowledged"},
 	// The member comparer reads every member every few seconds and once
 	// more at the run's end, so one write suffices whenever it falls.
 	{Name: "diverge-member", Check: kvcheck.NameMemberAgreement, arm: common, maxSkip: 2, MinMembers: 2,
