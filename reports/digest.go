@@ -18,7 +18,7 @@ import (
 // run's clock, judged on its own) or a whole history, and keeps:
 //
 //   - the counts of Stats: operations, watches and their events, request
-//     forms, the Kubernetes figures;
+//     forms and grammar productions, the Kubernetes figures;
 //   - the faults, each once (a fault spanning segments is in each);
 //   - the findings of each segment, with their witnesses' times;
 //   - the availability table's seconds, and its outages' figures;
@@ -51,6 +51,7 @@ type Digest struct {
 	operations, failedOps int
 	watches, watchEvents  int
 	forms                 map[string]*FormCount
+	prods                 map[string]*ProductionCount
 	kubeSeen, kubeOps     bool
 	kube                  KubeStats
 	listed                map[int]bool // Kubernetes clients that started a watch from a list
@@ -123,6 +124,7 @@ func (d *Digest) init() {
 		return
 	}
 	d.forms = map[string]*FormCount{}
+	d.prods = map[string]*ProductionCount{}
 	d.kube = KubeStats{Ops: map[history.KubeVerb]int{}, Answers: map[string]int{}, Events: map[string]int{}}
 	d.listed = map[int]bool{}
 	d.faultAt = map[string]int{}
@@ -391,22 +393,24 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 		c := row(history.FormOf(o.Request))
 		c.Sent++
 		switch {
-		case o.Response != nil || o.Code == history.ErrCompacted || o.Code == history.ErrFutureRevision:
+		case answeredOp(o):
 			c.Answered++
 		case o.Code == history.ErrRefused:
 			c.Refused++
 		}
+		d.countDrawn(o.Draw, answeredOp(o), o.Code == history.ErrRefused)
 	}
 	for i := range h.Calls {
 		k := &h.Calls[i]
 		c := row(string(k.Kind))
 		c.Sent++
 		switch {
-		case !k.Failed():
+		case answeredCall(k):
 			c.Answered++
 		case k.Code == history.ErrRefused:
 			c.Refused++
 		}
+		d.countDrawn(k.Draw, answeredCall(k), k.Code == history.ErrRefused)
 	}
 	for _, w := range h.Watches {
 		st := d.open[w.ID]
@@ -418,6 +422,7 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 			for _, f := range forms {
 				row(f).Sent++
 			}
+			d.countDrawn(w.Draw, false, false)
 		}
 		created, refused := st.created, st.refused
 		for _, r := range w.Responses {
@@ -429,6 +434,18 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 		wasRefused, isRefused := !st.created && st.refused, !created && refused
 		for _, f := range forms {
 			c := row(f)
+			if created && !st.created {
+				c.Answered++
+			}
+			if wasRefused && !isRefused {
+				c.Refused--
+			}
+			if isRefused && !wasRefused {
+				c.Refused++
+			}
+		}
+		for _, p := range w.Draw {
+			c := d.prodRow(p)
 			if created && !st.created {
 				c.Answered++
 			}

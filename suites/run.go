@@ -84,7 +84,8 @@ func (s *etcdScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	if l, ok := s.fx.(interface{ Limitations() map[string]string }); ok {
 		limits = l.Limitations()
 	}
-	return history.Meta{Prefix: w.Prefix, Supports: supports, Refuses: refused, Limitations: limits}, func() {}, nil
+	return history.Meta{Prefix: w.Prefix, Supports: supports, Refuses: refused, Limitations: limits,
+		Productions: w.Productions()}, func() {}, nil
 }
 
 func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,

@@ -1,7 +1,7 @@
 // Package workload is what vigil sends: the etcd workload (KV clients
-// sending every request form the target serves, watchers, compactions,
-// leases, the final write), the probe that asks the target for each form
-// before the run, the workload shapes, and the Kubernetes workload
+// sending requests drawn from the etcd API's grammar, package grammar;
+// watchers, compactions, leases, the final write), the probe that asks
+// the target for each production before the run, the workload shapes, and the Kubernetes workload
 // (writers, racers, readers, informers, streamers, the etcd oracle). The
 // one place that decides what is sent; package suites runs it.
 package workload
@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // Config sizes the KV + watch workload. The defaults suit a 2-core
@@ -54,13 +56,14 @@ type Config struct {
 	// recorded and judged on its own (history.Segment): a long run is
 	// then judged in memory bounded by a segment.
 	Segment time.Duration
-	// Refused lists the forms (history.FormOf, probe.go) the target
-	// refused when asked before the run, with its words; Probe fills it
-	// in and the workload avoids them.
+	// Refused lists the grammar's productions (and the forms and
+	// capabilities older histories name) the target refused when asked
+	// before the run, with its words; Probe fills it in and the workload
+	// draws none of them.
 	Refused map[string]string
-	// mix is the default shape's mix of forms for this target (mixFor);
-	// nil: all of defaultMix.
-	mix []weighted
+	// served lists the productions the probe saw answered: a refusal
+	// during the run does not blame them.
+	served []string
 	// NoEventFilters opens every watch without NoPut or NoDelete, as
 	// Kubernetes does (the kubernetes profile): a server is then not
 	// judged on filters Kubernetes never asks for.
@@ -164,8 +167,13 @@ type Workload struct {
 	total   time.Duration // the run's length (cfg.Duration is a segment's while one runs)
 	seqs    []int         // each KV client's next value, across segments
 	segment int           // the segment running (0 when the run is whole)
-	mix     []weighted    // the default shape's forms and shares
-	leases  leasePool     // leases puts may attach to
+	leases  leasePool     // the background leases, kept alive by the leaser
+	weights *grammar.Weights
+	// pruner holds the productions the target refused, before the run or
+	// during it, shared by the generators; gleases the leases of the
+	// segment running that the generators draw from.
+	pruner  *grammar.Pruner
+	gleases *grammar.Leases
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -176,11 +184,62 @@ func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration, seqs: make([]int, cfg.Clients),
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
-	if w.mix = cfg.mix; w.mix == nil {
-		w.mix = mixFor(cfg.Refused)
+	w.weights, w.pruner, w.gleases = cfg.weights(), grammar.NewPruner(), &grammar.Leases{}
+	for name, words := range cfg.Refused {
+		w.pruner.Refuse(name, words)
+	}
+	for _, p := range cfg.served {
+		w.pruner.MarkServed(p)
 	}
 	return w
 }
+
+// weights is the grammar's weighting of the shape (the default one for a
+// shape Validate refuses).
+func (c Config) weights() *grammar.Weights {
+	ws, err := grammar.For(c.Shape)
+	if err != nil {
+		return grammar.MustFor(ShapeDefault)
+	}
+	return ws
+}
+
+// Productions lists the grammar productions the workload may draw: those
+// its shape reaches, its watchers and compactor send, and the target did
+// not refuse before the run (a report lists those never drawn).
+func (c Config) Productions() []string {
+	watch := map[string]bool{}
+	for i := 0; i < c.Watchers; i++ {
+		req, start := c.watchPlan(i)
+		for _, d := range grammar.WatchDraw(req, start) {
+			watch[d] = true
+		}
+		if i%4 == 3 {
+			watch["watch.start=resume"] = true
+		}
+	}
+	var out []string
+	for _, p := range c.weights().Reachable() {
+		switch {
+		case c.refuses(p):
+		case strings.HasPrefix(p, "watch."):
+			if watch[p] {
+				out = append(out, p)
+			}
+		case strings.HasPrefix(p, "compact."):
+			if c.CompactEvery > 0 {
+				out = append(out, p)
+			}
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Pruned lists what the target refused, before or during the run, that
+// the generators no longer draw, with its words (for the log).
+func (w *Workload) Pruned() string { return w.pruner.String() }
 
 // NewClient dials member (mod the member count) as a new recorded client
 // with an id of its own, for parts of the run beside the workload (chaos).
@@ -320,6 +379,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	}
 
 	// Leases before the clients start, so leased puts have one to attach to.
+	w.gleases = &grammar.Leases{}
 	w.grantLeases(ctx, lc)
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
@@ -438,16 +498,18 @@ func (w *Workload) finalRequest(ctx context.Context, c *targets.Recording, attem
 		_, err := c.Do(ctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
 		return finalWrite(finalKey, doomed, value), err == nil
 	}
-	if _, no := w.cfg.Refused["put"]; !no {
+	if !w.cfg.refuses("request.kind=put") {
 		return history.Request{Kind: history.OpPut, Key: finalKey, Value: value}, true
 	}
 	resp, err := c.Do(ctx, history.Request{Kind: history.OpRange, Key: finalKey})
 	if err != nil {
 		return history.Request{}, false
 	}
-	g := &gen{key: finalKey, value: value, modRev: map[string]int64{}}
-	learn(g.modRev, map[string]string{}, history.Request{Kind: history.OpRange, Key: finalKey}, resp)
-	return kubeUpdate(g), true
+	var mod int64
+	if len(resp.KVs) > 0 {
+		mod = resp.KVs[0].ModRevision
+	}
+	return kubeUpdate(finalKey, value, mod), true
 }
 
 // convergence waits (bounded) until every member reports the same

@@ -252,8 +252,12 @@ func (g *Gen) Ask(production string, rev Revisions) (Action, bool) {
 	case KindRange, KindPut, KindDelete:
 		g.force[fRequest] = class(fRequest, prod)
 		if g.cfg.Pruner.pruned(tagOf(fRequest, class(fRequest, prod))) || classOf(t) == "focus" {
+			// Inside the plainest txn: its put, its read when the
+			// compare fails, or a delete in place of its put.
 			g.force[fRequest] = class(fRequest, KindTxn)
-			g.force[fTxnOp] = class(fTxnOp, "then/"+prod)
+			if prod == KindDelete {
+				g.force[fTxnOp] = class(fTxnOp, "then/delete")
+			}
 		}
 	default:
 		g.force[fRequest] = class(fRequest, prod)

@@ -73,6 +73,25 @@ func (p *Pruner) answer(tags []Tag) {
 	}
 }
 
+// Served lists the productions some answer showed served.
+func (p *Pruner) Served() []string {
+	var out []string
+	for t := range p.answered {
+		if p.answered[t].Load() {
+			out = append(out, tagNames[t])
+		}
+	}
+	return out
+}
+
+// MarkServed notes a production served (the probe saw it answered), so
+// that a refusal during the run does not blame it.
+func (p *Pruner) MarkServed(production string) {
+	if t, ok := tagByStr[production]; ok {
+		p.answered[t].Store(true)
+	}
+}
+
 // refuseDuring prunes what a refusal met during the run names: the
 // productions of the request that no answer has shown served yet; when
 // every one of them was served in other requests, the combination. It
