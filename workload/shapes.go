@@ -48,4 +48,3 @@ func validShape(s string) error {
 	}
 	return fmt.Errorf("unknown workload %q; workloads: %s", s, strings.Join(Shapes(), ", "))
 }
-
