@@ -208,7 +208,12 @@ func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest,
 					// before the history (the probe of the forms, under the same
 					// prefix) is not the run's to judge.
 					wt.lastRev.Store(max(wt.lastRev.Load(), compacted-1))
-					return rw.ID, nextStart{StartRevision: wt.w.floor(compacted), compacted: wt.w.floor(compacted) == compacted}, true
+					next := wt.w.floor(compacted)
+					// A server that cancels a watch at the very revision it
+					// names as compacted (kine does) would have it start
+					// again at once, over and over: the pause for a broken
+					// stream holds that loop back.
+					return rw.ID, nextStart{StartRevision: next, compacted: next == compacted}, next != req.StartRevision
 				case wt.lastRev.Load() > 0:
 					return rw.ID, nextStart{StartRevision: wt.lastRev.Load() + 1, resume: true}, ok
 				case created > 0 && req.StartRevision == 0:

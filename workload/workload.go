@@ -219,7 +219,7 @@ func (c Config) Productions() []string {
 		}
 	}
 	var out []string
-	for _, p := range c.weights().Reachable() {
+	for _, p := range c.weights().Without(c.refuses).Reachable() {
 		switch {
 		case c.refuses(p):
 		case strings.HasPrefix(p, "watch."):

@@ -284,3 +284,20 @@ func TestVocabulary(t *testing.T) {
 	}
 	g.Expect(MustFor(ShapeDefault).Reachable()).To(HaveLen(len(ps)), "the default shape reaches every production")
 }
+
+// Refusing every class of a request's field takes the request out, and
+// refusing revokes takes out what needs a revoked lease; nothing else.
+func TestWithoutRefused(t *testing.T) {
+	g := NewWithT(t)
+	refused := map[string]bool{"lease-keepalive.lease=live": true, "lease-keepalive.lease=revoked": true,
+		"lease-keepalive.lease=never": true, "request.kind=lease-revoke": true, "range.serializable=true": true}
+	reach := MustFor(ShapeDefault).Without(func(p string) bool { return refused[p] }).Reachable()
+	for _, p := range []string{"request.kind=lease-keepalive", "lease-keepalive.lease=never", "put.lease=revoked",
+		"lease-ttl.lease=revoked", "range.serializable=true", "request.kind=lease-revoke"} {
+		g.Expect(reach).NotTo(ContainElement(p))
+	}
+	for _, p := range []string{"request.kind=lease-ttl", "put.lease=never", "range.serializable=false", "txn.op=then/put"} {
+		g.Expect(reach).To(ContainElement(p))
+	}
+	g.Expect(len(reach)).To(Equal(len(Productions()) - 12), "the keep-alive (4), the revoke (5), two revoked leases, serializable reads")
+}

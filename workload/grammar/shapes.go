@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -211,6 +212,73 @@ func kubeLike() *Weights {
 	ws.set(fCompareKey, map[string]int{"focus": 1})
 	ws.set(fCompareOperand, map[string]int{"known": 4, "zero": 1})
 	return ws
+}
+
+// Without is this weighting less the productions refused names: their
+// weight is 0, and so is that of every request one of whose fields has no
+// class left (kine refuses every class of the keep-alive's lease: no
+// keep-alive is drawn), and of the classes that need a refused request
+// (a revoked lease needs revokes).
+func (ws *Weights) Without(refused func(production string) bool) *Weights {
+	out := &Weights{Shape: ws.Shape}
+	for f := range fields {
+		out.w[f] = slices.Clone(ws.w[f])
+		out.inTxn[f] = slices.Clone(ws.inTxn[f])
+		for c := range fields[f].classes {
+			if refused(tagNames[tagOf(f, c)]) {
+				out.w[f][c] = 0
+				if out.inTxn[f] != nil {
+					out.inTxn[f][c] = 0
+				}
+			}
+		}
+	}
+	kind := func(k string) int { return class(fRequest, k) }
+	zero := func(f, c int) {
+		out.w[f][c] = 0
+		if out.inTxn[f] != nil {
+			out.inTxn[f][c] = 0
+		}
+	}
+	for range 3 { // to a fixed point: a request gone can empty another's field
+		for f := range fields {
+			if fields[f].derived || fields[f].prod == "request" || fields[f].prod == "compact" || fields[f].prod == "watch" {
+				continue
+			}
+			total := 0
+			for c := range fields[f].classes {
+				total += out.w[f][c]
+				if out.inTxn[f] != nil {
+					total += out.inTxn[f][c]
+				}
+			}
+			if total > 0 {
+				continue
+			}
+			switch p := fields[f].prod; p {
+			case "txn", "compare":
+				zero(fRequest, kind(KindTxn))
+			case KindRange, KindPut, KindDelete:
+				zero(fRequest, kind(p))
+				for _, b := range []string{"then/", "else/"} {
+					zero(fTxnOp, class(fTxnOp, b+p))
+				}
+			default:
+				zero(fRequest, kind(p))
+			}
+		}
+		if out.w[fRequest][kind(KindLeaseRevoke)] == 0 {
+			for _, f := range []int{fPutLease, fRevokeLease, fKeepAliveLease, fTTLLease} {
+				zero(f, class(f, "revoked"))
+			}
+		}
+		if out.w[fRequest][kind(KindTxn)] == 0 {
+			for c := range fields[fTxnOp].classes {
+				zero(fTxnOp, c)
+			}
+		}
+	}
+	return out
 }
 
 // maxDepth bounds how deep txns nest: a txn in a txn in a txn.
