@@ -184,7 +184,7 @@ func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration, seqs: make([]int, cfg.Clients),
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
-	w.weights, w.pruner, w.gleases = cfg.weights(), grammar.NewPruner(), &grammar.Leases{}
+	w.weights, w.pruner, w.gleases = cfg.weights().Without(cfg.refuses), grammar.NewPruner(), &grammar.Leases{}
 	for name, words := range cfg.Refused {
 		w.pruner.Refuse(name, words)
 	}
