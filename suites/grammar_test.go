@@ -7,8 +7,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/workload"
 )
 

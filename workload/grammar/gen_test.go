@@ -299,5 +299,5 @@ func TestWithoutRefused(t *testing.T) {
 	for _, p := range []string{"request.kind=lease-ttl", "put.lease=never", "range.serializable=false", "txn.op=then/put"} {
 		g.Expect(reach).To(ContainElement(p))
 	}
-	g.Expect(len(reach)).To(Equal(len(Productions()) - 12), "the keep-alive (4), the revoke (5), two revoked leases, serializable reads")
+	g.Expect(len(reach)).To(Equal(len(Productions())-12), "the keep-alive (4), the revoke (5), two revoked leases, serializable reads")
 }
