@@ -301,3 +301,14 @@ func TestWithoutRefused(t *testing.T) {
 	}
 	g.Expect(len(reach)).To(Equal(len(Productions())-12), "the keep-alive (4), the revoke (5), two revoked leases, serializable reads")
 }
+
+// BenchmarkNext is what drawing one request costs a client, with the
+// default weights, against the test store (its answers included).
+func BenchmarkNext(b *testing.B) {
+	r := newRun(ShapeDefault, 1, 1)
+	g := r.gens[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		r.answer(g, g.Next(r.s.revisions()))
+	}
+}
