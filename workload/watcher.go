@@ -118,11 +118,20 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 
 	req := wt.req
 	// Where the first watch starts: a class the revisions known do not
-	// allow yet (no compaction so far) gives way to a past revision, or
-	// to now. Below the compact revision, the server must refuse with
+	// allow (no compaction so far, for a while) gives way to a past
+	// revision, or to now. Below the compact revision, the server must refuse with
 	// ErrCompacted and say where history begins.
 	class := wt.start
 	rev, ok := grammar.WatchStart(class, wt.w.revisions(), wt.rng)
+	// A class that needs a compaction waits a while for the first one.
+	for wait := time.Now().Add(wt.w.cfg.Duration / 4); !ok && time.Now().Before(wait); {
+		select {
+		case <-watchCtx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		rev, ok = grammar.WatchStart(class, wt.w.revisions(), wt.rng)
+	}
 	if !ok {
 		class = "past"
 		if rev, ok = grammar.WatchStart(class, wt.w.revisions(), wt.rng); !ok {
