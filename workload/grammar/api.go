@@ -282,15 +282,6 @@ func (g *Gen) Ask(production string, rev Revisions) (Action, bool) {
 	return a, true
 }
 
-// Drawn reports whether this generator drew the production.
-func (g *Gen) Drawn(production string) bool {
-	t, ok := tagByStr[production]
-	return ok && g.drawn[t]
-}
-
-// Keys lists what the generator believes present (for a probe's cleanup).
-func (g *Gen) Keys() []string { return slices.Clone(g.k.keys) }
-
 // LiveLeases are the leases a revoke may take (a probe revokes them when
 // it is done).
 func (l *Leases) LiveLeases() []int64 {

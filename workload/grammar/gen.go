@@ -161,7 +161,7 @@ func (g *Gen) attempt(rev Revisions) (Action, bool) {
 		r := history.Request{Kind: history.OpLeaseGrant, TTL: g.cfg.LeaseTTL}
 		if fields[fGrantID].classes[c] == "chosen" {
 			g.chosen++
-			r.Lease = g.cfg.ChosenBase<<40 | int64(g.cfg.Client2ID())<<24 | g.chosen&0xffffff
+			r.Lease = g.cfg.ChosenBase<<40 | int64(g.cfg.clientID())<<24 | g.chosen&0xffffff
 		}
 		a.Op = &r
 	case KindLeaseRevoke:
@@ -190,9 +190,9 @@ func (g *Gen) attempt(rev Revisions) (Action, bool) {
 	return a, true
 }
 
-// Client2ID is the client's number in a chosen lease id (its name's
+// clientID is the client's number in a chosen lease id (its name's
 // digits, or a hash of it).
-func (c Config) Client2ID() int {
+func (c Config) clientID() int {
 	if n, err := strconv.Atoi(c.Client); err == nil {
 		return n & 0xffff
 	}

@@ -280,7 +280,7 @@ func (l *Leases) attachedKeys(x *lease) []string {
 	return out
 }
 
-// liveIDs are the live leases' ids (for a compare's "other" lease).
+// liveID is a live lease other than not (for a compare's "other" lease).
 func (l *Leases) liveID(rng *rand.Rand, not int64) (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
