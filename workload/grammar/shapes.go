@@ -98,7 +98,8 @@ func defaultWeights() *Weights {
 	ws.set(fRequest, map[string]int{KindRange: 380, KindPut: 220, KindDelete: 80, KindTxn: 270, KindHashKV: 10,
 		KindLeaseGrant: 12, KindLeaseRevoke: 10, KindLeaseKeepAlive: 8, KindLeaseTTL: 8})
 
-	ws.set(fRangeSpan, map[string]int{"key": 55, "interval": 10, "from": 10, "prefix": 20, "empty": 5})
+	ws.set(fRangeSpan, map[string]int{"key": 65, "interval": 8, "from": 7, "prefix": 15, "empty": 5})
+	ws.setTxn(fRangeSpan, map[string]int{"key": 80, "interval": 5, "from": 5, "prefix": 5, "empty": 5})
 	ws.set(fRangeKey, map[string]int{"any": 40, "present": 20, "absent": 10, "deleted": 8, "leased": 8, "boundary": 6})
 	ws.setTxn(fRangeKey, map[string]int{"any": 15, "present": 6, "absent": 4, "deleted": 3, "leased": 3, "boundary": 2, "focus": 60})
 	ws.set(fRangeRevision, map[string]int{"0": 80, "head": 5, "past": 7, "compact": 2, "below-compact": 2, "future": 4})
@@ -131,10 +132,10 @@ func defaultWeights() *Weights {
 	ws.set(fDeletePrevKV, map[string]int{"false": 70, "true": 30})
 
 	ws.set(fTxnCompares, map[string]int{"0": 8, "1": 60, "2": 20, "many": 12})
-	ws.set(fTxnThen, map[string]int{"0": 5, "1": 55, "2": 25, "many": 14, "max": 1})
-	ws.set(fTxnElse, map[string]int{"0": 35, "1": 45, "2": 12, "many": 8})
-	ws.set(fTxnOp, map[string]int{"then/range": 30, "then/put": 45, "then/delete": 15, "then/txn": 10,
-		"else/range": 60, "else/put": 20, "else/delete": 10, "else/txn": 10})
+	ws.set(fTxnThen, map[string]int{"0": 5, "1": 62, "2": 20, "many": 12, "max": 1})
+	ws.set(fTxnElse, map[string]int{"0": 45, "1": 42, "2": 9, "many": 4})
+	ws.set(fTxnOp, map[string]int{"then/range": 32, "then/put": 46, "then/delete": 15, "then/txn": 7,
+		"else/range": 65, "else/put": 18, "else/delete": 10, "else/txn": 7})
 	ws.set(fTxnDepth, map[string]int{"1": 1, "2": 1, "3": 1})
 	ws.set(fTxnWrites, map[string]int{"distinct": 98, "duplicate": 1, "overlap": 1})
 
