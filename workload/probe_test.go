@@ -289,6 +289,7 @@ func TestRefusalDuringTheRunPrunes(t *testing.T) {
 		g.Expect(pruned).NotTo(ContainSubstring(served + " "))
 	}
 	g.Expect(strings.Count(pruned, "(")).To(BeNumerically("<=", 4), "pruned more than what was refused: %s", pruned)
+	g.Expect(w.PrunedDuring()).To(HavePrefix("1 production(s); range.revision=compact (reading at the compact revision"))
 }
 
 // A segment's leases outlive the whole run, not only their segment: one

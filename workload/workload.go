@@ -238,8 +238,12 @@ func (c Config) Productions() []string {
 }
 
 // Pruned lists what the target refused, before or during the run, that
-// the generators no longer draw, with its words (for the log).
+// the generators no longer draw, with its words.
 func (w *Workload) Pruned() string { return w.pruner.String() }
+
+// PrunedDuring says what refusals met during the run pruned (for the
+// log), or "".
+func (w *Workload) PrunedDuring() string { return w.pruner.During() }
 
 // NewClient dials member (mod the member count) as a new recorded client
 // with an id of its own, for parts of the run beside the workload (chaos).

@@ -20,6 +20,7 @@ type Pruner struct {
 	mu       sync.Mutex
 	combos   map[uint64]bool
 	words    map[string]string
+	during   []string // what refusals during the run pruned, in order
 }
 
 // NewPruner prunes nothing yet.
@@ -105,6 +106,9 @@ func (p *Pruner) refuseDuring(tags []Tag, sig uint64, words string) []string {
 		}
 	}
 	if len(out) > 0 {
+		p.mu.Lock()
+		p.during = append(p.during, out...)
+		p.mu.Unlock()
 		return out
 	}
 	p.mu.Lock()
@@ -119,6 +123,7 @@ func (p *Pruner) refuseDuring(tags []Tag, sig uint64, words string) []string {
 		}
 		combo := "{" + strings.Join(names, " ") + "}"
 		p.words[combo] = words
+		p.during = append(p.during, combo)
 		out = append(out, combo)
 	}
 	return out
@@ -155,6 +160,27 @@ func signature(tags []Tag) uint64 {
 func normalize(tags []Tag) []Tag {
 	slices.Sort(tags)
 	return slices.Compact(tags)
+}
+
+// During says what refusals met during the run pruned: how many
+// productions, and how many combinations, with the productions named.
+func (p *Pruner) During() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var prods []string
+	combos := 0
+	for _, d := range p.during {
+		if strings.HasPrefix(d, "{") {
+			combos++
+		} else {
+			prods = append(prods, fmt.Sprintf("%s (%s)", d, p.words[d]))
+		}
+	}
+	if len(prods) == 0 && combos == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d production(s)%s and %d combination(s) of productions served alone",
+		len(prods), strings.Join(append([]string{""}, prods...), "; "), combos)
 }
 
 // String lists the pruned productions, for a log line.
