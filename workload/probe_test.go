@@ -316,4 +316,10 @@ func TestDefaultConfigDrawsEveryProduction(t *testing.T) {
 	for _, p := range cfg.Productions() {
 		g.Expect(p).NotTo(Or(HavePrefix("watch."), HavePrefix("compact.")))
 	}
+	// A run shorter than the compaction period compacts nothing: what
+	// needs a compaction is out of its reach.
+	cfg = DefaultConfig()
+	cfg.Duration, cfg.CompactEvery = 5*time.Second, 8*time.Second
+	g.Expect(cfg.Productions()).NotTo(ContainElements("range.revision=compact", "watch.start=below-compact", "compact.revision=past"))
+	g.Expect(cfg.Productions()).To(ContainElements("range.revision=past", "compact.revision=future"))
 }
