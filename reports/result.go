@@ -40,6 +40,11 @@ type Stats struct {
 	// Patterns counts an etcd run's requests by the placement and timing
 	// pattern that sent them (CountPatterns): sent, answered.
 	Patterns []PatternCount `json:"patterns,omitempty"`
+	// Productions counts an etcd run's requests by the grammar
+	// productions they were drawn from (CountProductions), with every one
+	// the run could draw; NeverDrawn lists those it never drew.
+	Productions []ProductionCount `json:"productions,omitempty"`
+	NeverDrawn  []string          `json:"never_drawn,omitempty"`
 	// Kube is set for runs of a Kubernetes target: its calls, watches,
 	// 410s and relists (the etcd figures above are then vigil's own
 	// compactions and the oracle watch).
@@ -134,6 +139,7 @@ func SummarizeDigest(d *Digest, results []check.Result, durationS float64) Resul
 	} else {
 		r.Stats.Forms = d.countForms()
 		r.Stats.Patterns = d.countPatterns()
+		r.Stats.Productions, r.Stats.NeverDrawn = d.countProductions()
 	}
 	return r
 }

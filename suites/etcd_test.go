@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-suite/vigil/internal/longtest"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/workload"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // The scenario passes on healthy etcd across the versions and cluster sizes
@@ -72,7 +73,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			_, end := h.Mark(history.MarkEnd)
 			g.Expect(final && end).To(BeTrue(), "final-write and end marks")
 			t.Logf("%d operations, %d watches, %d events", len(h.Operations), len(h.Watches), events)
-			expectEveryForm(g, h)
+			expectEveryProduction(g, h)
 
 			// What was written to disk is what was checked.
 			saved, err := history.Load(history.InDir(dir))
@@ -83,21 +84,18 @@ func TestHealthyEtcdPasses(t *testing.T) {
 	}
 }
 
-// expectEveryForm checks that a run on a target that refuses nothing sent,
-// and had answered, every form the workload has: each KV form of the
-// default mix, the final write, compaction, the lease calls, progress
-// requests and every watch option.
-func expectEveryForm(g Gomega, h *history.History) {
+// expectEveryProduction checks that a run on a target that refuses
+// nothing drew, and had answered, every production of the grammar the
+// workload may draw (Meta.Productions): the KV clients', the compactor's
+// and the watchers'. A watch counts as answered once created.
+func expectEveryProduction(g Gomega, h *history.History) {
 	g.Expect(h.Meta.Refuses).To(BeEmpty())
-	forms := map[string]reports.FormCount{}
-	for _, f := range reports.CountForms(h) {
-		forms[f.Form] = f
-	}
-	for _, f := range workload.Forms() {
-		if f == history.FormWatch {
-			continue // every watcher asks for some option
-		}
-		g.Expect(forms[f].Answered).To(BeNumerically(">", 0), "form %s: %+v", f, forms[f])
-		g.Expect(forms[f].Refused).To(BeZero(), f)
+	g.Expect(h.Meta.Productions).To(Equal(grammar.Productions()))
+	prods, never := reports.CountProductions(h)
+	g.Expect(never).To(BeEmpty(), "productions never drawn")
+	for _, p := range prods {
+		g.Expect(p.Sent).To(BeNumerically(">", 0), "%s: %+v", p.Production, p)
+		g.Expect(p.Answered).To(BeNumerically(">", 0), "%s: %+v", p.Production, p)
+		g.Expect(p.Refused).To(BeZero(), p.Production)
 	}
 }

@@ -108,8 +108,9 @@ func (r *Recording) Do(ctx context.Context, req history.Request) (*history.Respo
 	return r.DoDrawn(ctx, req, nil)
 }
 
-// DoDrawn is Do recording draw as the operation's Draw: the productions
-// the request was drawn from, or the part of vigil that sent it and why.
+// DoDrawn is Do recording draw as the operation's Draw: the grammar
+// productions the request was drawn from, or the part of vigil that sent
+// it and why.
 func (r *Recording) DoDrawn(ctx context.Context, req history.Request, draw []string) (*history.Response, error) {
 	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req, Draw: draw}
 	tok := r.rec.Begin()
@@ -141,9 +142,10 @@ type RecordedWatch struct {
 }
 
 // Watch opens and records a watch. resumes is the id of the watch this one
-// continues, or 0. Cancel ctx to close it; the end is recorded either way.
-func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes int64) RecordedWatch {
-	return r.WatchDrawn(ctx, req, resumes, nil)
+// continues, or 0; draw names the grammar productions it was drawn from.
+// Cancel ctx to close it; the end is recorded either way.
+func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes int64, draw ...string) RecordedWatch {
+	return r.WatchDrawn(ctx, req, resumes, draw)
 }
 
 // WatchDrawn is Watch with the watch's draw entries (history.Watch.Draw).

@@ -124,10 +124,12 @@ type patterns struct {
 // writes through: a value names its write, so the client counts its own.
 type patternClient struct {
 	*targets.Recording
-	busy   sync.Mutex // a burster's: one burst at a time
-	seq    int
+	busy sync.Mutex // a burster's: one burst at a time
+	seq  int
+	// modRev is the mod revision this client last saw of each key (0:
+	// absent), for the storage layer's compare-and-swap where a target
+	// serves no plain put.
 	modRev map[string]int64
-	vals   map[string]string
 }
 
 func (pc *patternClient) value() string {
@@ -150,7 +152,7 @@ func (w *Workload) openPatterns(ctx context.Context, add func(*targets.Recording
 			return nil, err
 		}
 		add(c)
-		return &patternClient{Recording: c, modRev: map[string]int64{}, vals: map[string]string{}}, nil
+		return &patternClient{Recording: c, modRev: map[string]int64{}}, nil
 	}
 	if shares[history.PatternReadAfterAck] > 0 {
 		p.chasers = make([][]*patternClient, w.cfg.Clients)
@@ -252,7 +254,7 @@ func (w *Workload) chase(ctx context.Context, id int, req history.Request, resp 
 		return
 	}
 	read := history.Request{Kind: history.OpRange, Key: keys[rng.IntN(len(keys))]}
-	if rng.IntN(4) == 0 && !w.cfg.refuses("range-prefix") {
+	if rng.IntN(4) == 0 && !w.cfg.refuses(grammarPrefixRange) {
 		read = history.Request{Kind: history.OpRange, Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix)}
 	}
 	draw := history.PatternDraw(history.PatternReadAfterAck)
@@ -261,7 +263,7 @@ func (w *Workload) chase(ctx context.Context, id int, req history.Request, resp 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.send(ctx, c, read, draw)
+			w.sendPattern(ctx, c, read, draw)
 		}()
 	}
 	wg.Wait()
@@ -278,25 +280,45 @@ func executedWrites(req history.Request, resp *history.Response) []string {
 	return keys
 }
 
-// send sends one request of a pattern, counted in the live stats, and
-// teaches a writing client what it learned.
-func (w *Workload) send(ctx context.Context, c *patternClient, req history.Request, draw []string) (*history.Response, error) {
+// sendPattern sends one request of a pattern, counted in the live stats,
+// and teaches a writing client the mod revisions it learned.
+func (w *Workload) sendPattern(ctx context.Context, c *patternClient, req history.Request, draw []string) (*history.Response, error) {
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.RequestTimeout)
 	resp, err := c.DoDrawn(rctx, req, draw)
 	cancel()
 	w.Stats.Ops.Add(1)
 	if err != nil {
 		w.Stats.FailedOps.Add(1)
-		for _, k := range writtenKeys(req) {
-			delete(c.modRev, k)
-			delete(c.vals, k)
-		}
+		req.Writes(func(r *history.Request, _ bool) { delete(c.modRev, r.Key) })
 		return nil, err
 	}
 	w.Stats.sawRevision(resp.Revision)
-	learn(c.modRev, c.vals, req, resp)
+	history.Executed(&req, resp, func(r *history.Request, in *history.Response) {
+		switch r.Kind {
+		case history.OpPut:
+			c.modRev[r.Key] = resp.Revision
+		case history.OpDelete:
+			c.modRev[r.Key] = 0
+		case history.OpRange:
+			if r.Revision == 0 && r.End == "" {
+				c.modRev[r.Key] = 0
+				for _, kv := range in.KVs {
+					c.modRev[kv.Key] = kv.ModRevision
+				}
+			}
+		}
+	})
 	return resp, nil
 }
+
+// The grammar's productions the patterns' requests are made of: a plain
+// put, the storage layer's compare-and-swap (a txn comparing a mod
+// revision, a put if it holds, a read if not), a range over a prefix.
+const (
+	grammarPut         = "request.kind=put"
+	grammarCAS         = "compare.test=mod/="
+	grammarPrefixRange = "range.span=prefix"
+)
 
 // write is a write of key by c, of the plainest form the target serves:
 // a put, else the storage layer's compare-and-swap on what c last saw
@@ -304,10 +326,10 @@ func (w *Workload) send(ctx context.Context, c *patternClient, req history.Reque
 func (w *Workload) write(c *patternClient, key string) (history.Request, bool) {
 	value := c.value()
 	switch {
-	case !w.cfg.refuses("put"):
+	case !w.cfg.refuses(grammarPut):
 		return history.Request{Kind: history.OpPut, Key: key, Value: value}, true
-	case !w.cfg.refuses(formKubeUpdate):
-		return kubeUpdate(&gen{key: key, value: value, modRev: c.modRev}), true
+	case !w.cfg.refuses(grammarCAS):
+		return kubeUpdate(key, value, c.modRev[key]), true
 	}
 	return history.Request{}, false
 }
@@ -335,7 +357,7 @@ func (w *Workload) compactRace(ctx context.Context, control *targets.Recording, 
 	if !ok {
 		return 0, false
 	}
-	resp, err := w.send(ctx, p.racers[0], first, draw)
+	resp, err := w.sendPattern(ctx, p.racers[0], first, draw)
 	if err != nil || resp.Revision <= last || resp.Revision < w.cfg.MinRevision || (first.Kind == history.OpTxn && !resp.Succeeded) {
 		return 0, true
 	}
@@ -361,7 +383,7 @@ func (w *Workload) compactRace(ctx context.Context, control *targets.Recording, 
 		go func() {
 			defer wg.Done()
 			<-start
-			w.send(ctx, c, req, draw)
+			w.sendPattern(ctx, c, req, draw)
 		}()
 	}
 	close(start)
@@ -421,6 +443,15 @@ func (w *Workload) watchPattern(rng *rand.Rand, start *int64) []string {
 	return nil
 }
 
+// patternClass is the grammar's class of the start revision a watch
+// pattern chose: the compact revision or the head.
+func patternClass(draw []string) string {
+	if history.PatternOf(draw) == history.PatternWatchAtCompact {
+		return "compact"
+	}
+	return "head"
+}
+
 // FaultEdge tells the workload that a fault is about to start (healed
 // false) or has just healed: if the draw says so, a burst of requests
 // goes to every member at once, the one the fault hurts among them. It
@@ -477,12 +508,12 @@ func (w *Workload) burst(ctx context.Context, c *patternClient, prefix string, k
 		case 1:
 			req = history.Request{Kind: history.OpRange, Key: keys[i-1]}
 		case 3:
-			if w.cfg.refuses("range-prefix") {
+			if w.cfg.refuses(grammarPrefixRange) {
 				continue
 			}
 			req = history.Request{Kind: history.OpRange, Key: prefix, End: prefixEnd(prefix)}
 		}
-		if _, err := w.send(ctx, c, req, draw); err != nil && !targets.CodeOf(err).Definite() {
+		if _, err := w.sendPattern(ctx, c, req, draw); err != nil && !targets.CodeOf(err).Definite() {
 			return
 		}
 	}

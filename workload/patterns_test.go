@@ -87,7 +87,7 @@ func (c *memberClient) Close() error   { return nil }
 // patterns opened and a segment begun, with chaos (During) when faults.
 func patternWorkload(t *testing.T, seed int64, patterns string, faults bool) (*Workload, *history.Recorder) {
 	t.Helper()
-	st := &memberStore{r: &refuser{refuse: map[string]bool{}, rev: 10, kvs: map[string]history.KV{}}}
+	st := &memberStore{r: newRefuser(nil)}
 	dial := func(_ context.Context, m int) (targets.Client, error) {
 		return &memberClient{s: st, member: fmt.Sprintf("m%d", m)}, nil
 	}
@@ -193,7 +193,7 @@ func TestReadAfterAckIsSeeded(t *testing.T) {
 func TestCompactRace(t *testing.T) {
 	g := NewWithT(t)
 	w, rec := patternWorkload(t, 1, "compact-race=100", false)
-	control := targets.Record(&memberClient{s: &memberStore{r: &refuser{refuse: map[string]bool{}, rev: 10, kvs: map[string]history.KV{}}}, member: "m0"}, 99, rec)
+	control := targets.Record(&memberClient{s: &memberStore{r: newRefuser(nil)}, member: "m0"}, 99, rec)
 	rev, done := w.compactRace(context.Background(), control, 0)
 	g.Expect(done).To(BeTrue())
 	ops := patternOps(rec, history.PatternCompactRace)

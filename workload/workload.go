@@ -1,7 +1,7 @@
 // Package workload is what vigil sends: the etcd workload (KV clients
-// sending every request form the target serves, watchers, compactions,
-// leases, the final write), the probe that asks the target for each form
-// before the run, the workload shapes, and the Kubernetes workload
+// sending requests drawn from the etcd API's grammar, package grammar;
+// watchers, compactions, leases, the final write), the probe that asks
+// the target for each production before the run, the workload shapes, and the Kubernetes workload
 // (writers, racers, readers, informers, streamers, the etcd oracle). The
 // one place that decides what is sent; package suites runs it.
 package workload
@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // Config sizes the KV + watch workload. The defaults suit a 2-core
@@ -54,13 +55,14 @@ type Config struct {
 	// recorded and judged on its own (history.Segment): a long run is
 	// then judged in memory bounded by a segment.
 	Segment time.Duration
-	// Refused lists the forms (history.FormOf, probe.go) the target
-	// refused when asked before the run, with its words; Probe fills it
-	// in and the workload avoids them.
+	// Refused lists the grammar's productions (and the forms and
+	// capabilities older histories name) the target refused when asked
+	// before the run, with its words; Probe fills it in and the workload
+	// draws none of them.
 	Refused map[string]string
-	// mix is the default shape's mix of forms for this target (mixFor);
-	// nil: all of defaultMix.
-	mix []weighted
+	// served lists the productions the probe saw answered: a refusal
+	// during the run does not blame them.
+	served []string
 	// NoEventFilters opens every watch without NoPut or NoDelete, as
 	// Kubernetes does (the kubernetes profile): a server is then not
 	// judged on filters Kubernetes never asks for.
@@ -177,9 +179,14 @@ type Workload struct {
 	total   time.Duration // the run's length (cfg.Duration is a segment's while one runs)
 	seqs    []int         // each KV client's next value, across segments
 	segment int           // the segment running (0 when the run is whole)
-	mix     []weighted    // the default shape's forms and shares
-	leases  leasePool     // leases puts may attach to
-	pat     *patterns     // the placement and timing patterns (patterns.go); nil: none
+	leases  leasePool     // the background leases, kept alive by the leaser
+	weights *grammar.Weights
+	// pruner holds the productions the target refused, before the run or
+	// during it, shared by the generators; gleases the leases of the
+	// segment running that the generators draw from.
+	pruner  *grammar.Pruner
+	gleases *grammar.Leases
+	pat     *patterns // the placement and timing patterns (patterns.go); nil: none
 	// readers are the member comparer's clients, one per member (none
 	// with one member: nothing to compare); cmp is the segment's comparer.
 	readers []memberReader
@@ -194,8 +201,12 @@ func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration, seqs: make([]int, cfg.Clients),
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
-	if w.mix = cfg.mix; w.mix == nil {
-		w.mix = mixFor(cfg.Refused)
+	w.weights, w.pruner, w.gleases = cfg.weights().Without(cfg.refuses), grammar.NewPruner(), &grammar.Leases{}
+	for name, words := range cfg.Refused {
+		w.pruner.Refuse(name, words)
+	}
+	for _, p := range cfg.served {
+		w.pruner.MarkServed(p)
 	}
 	return w
 }
@@ -355,6 +366,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	}
 
 	// Leases before the clients start, so leased puts have one to attach to.
+	w.gleases = &grammar.Leases{}
 	w.grantLeases(ctx, lc)
 	w.beginPatterns(ctx)
 
@@ -499,16 +511,18 @@ func (w *Workload) finalRequest(ctx context.Context, c *targets.Recording, attem
 		_, err := c.Do(ctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
 		return finalWrite(finalKey, doomed, value), err == nil
 	}
-	if _, no := w.cfg.Refused["put"]; !no {
+	if !w.cfg.refuses("request.kind=put") {
 		return history.Request{Kind: history.OpPut, Key: finalKey, Value: value}, true
 	}
 	resp, err := c.Do(ctx, history.Request{Kind: history.OpRange, Key: finalKey})
 	if err != nil {
 		return history.Request{}, false
 	}
-	g := &gen{key: finalKey, value: value, modRev: map[string]int64{}}
-	learn(g.modRev, map[string]string{}, history.Request{Kind: history.OpRange, Key: finalKey}, resp)
-	return kubeUpdate(g), true
+	var mod int64
+	if len(resp.KVs) > 0 {
+		mod = resp.KVs[0].ModRevision
+	}
+	return kubeUpdate(finalKey, value, mod), true
 }
 
 // convergence waits (bounded) until every member reports the same

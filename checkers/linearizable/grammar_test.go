@@ -104,6 +104,25 @@ func TestGrammarProductions(t *testing.T) {
 				return b.Op(1, 60, 70, txn([]history.Compare{rng}, []history.Request{put("c", "x1")}, nil),
 					&history.Response{Revision: 14, Succeeded: true, Responses: []history.Response{{Revision: 14}}}, "")
 			}},
+		{name: "txn of serializable ranges alone answers from one member's state: a stale answer - pass", want: check.Pass,
+			build: func(b *histbuild.Builder) int64 {
+				b.Put(1, 0, 10, "a", "v1", 11)
+				b.Put(1, 20, 30, "a", "v2", 12)
+				r := get("a")
+				r.Serializable = true
+				b.Op(2, 40, 50, txn(nil, []history.Request{r}, nil), &history.Response{Revision: 11, Succeeded: true,
+					Responses: []history.Response{{Revision: 11, KVs: []history.KV{kv("a", "v1", 11, 11, 1)}, Count: 1}}}, "")
+				b.Op(2, 60, 70, txn([]history.Compare{cmpInt("a", history.CompareVersion, "=", 1)}, nil, nil),
+					&history.Response{Revision: 11, Succeeded: true}, "")
+				return 0
+			}},
+		{name: "txn with a linearizable range answers a stale state - fail", want: check.Fail, msg: "written by operation 2",
+			build: func(b *histbuild.Builder) int64 {
+				b.Put(1, 0, 10, "a", "v1", 11)
+				b.Put(1, 20, 30, "a", "v2", 12)
+				return b.Op(2, 40, 50, txn(nil, []history.Request{get("a")}, nil), &history.Response{Revision: 11, Succeeded: true,
+					Responses: []history.Response{{Revision: 11, KVs: []history.KV{kv("a", "v1", 11, 11, 1)}, Count: 1}}}, "")
+			}},
 		// Sorted and filtered ranges; count before the filters; ties in
 		// any order.
 		{name: "range sorted by version with a tie cut by the limit - pass", want: check.Pass,
@@ -211,8 +230,10 @@ func TestGrammarProductions(t *testing.T) {
 			build: func(b *histbuild.Builder) int64 {
 				b.Op(1, 20, 30, history.Request{Kind: history.OpLeaseGrant, TTL: 600}, &history.Response{Revision: 10, Lease: 77, TTL: 600}, "")
 				b.Op(1, 40, 50, history.Request{Kind: history.OpPut, Key: histbuild.K("l"), Value: "l1", Lease: 77}, resp(11), "")
-				return b.Op(2, 60, 70, txn([]history.Compare{cmpInt("l", history.CompareLease, "=", 0)}, nil, nil),
-					&history.Response{Revision: 11, Succeeded: true}, "")
+				// A txn of no request at all is served from one member's
+				// state (etcd's IsTxnSerializable): one that puts is not.
+				return b.Op(2, 60, 70, txn([]history.Compare{cmpInt("l", history.CompareLease, "=", 0)}, []history.Request{put("m", "m1")}, nil),
+					&history.Response{Revision: 12, Succeeded: true, Responses: []history.Response{{Revision: 12}}}, "")
 			}},
 		{name: "a put without ignore_lease detaches the key: the revoke leaves it - pass", want: check.Pass,
 			build: func(b *histbuild.Builder) int64 {

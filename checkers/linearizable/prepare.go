@@ -192,9 +192,9 @@ func classify(o *history.Operation) (linMode, bool) {
 	switch o.Request.Kind {
 	case history.OpStatus, history.OpHashKV, history.OpDefrag:
 		return 0, false
-	case history.OpRange:
-		if o.Request.Serializable {
-			return 0, false
+	case history.OpRange, history.OpTxn:
+		if o.Request.Local() {
+			return 0, false // answered from one member's state: it may lag
 		}
 	case history.OpLeaseGrant:
 		// A grant of unknown outcome made a lease no one was told of;
