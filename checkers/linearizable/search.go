@@ -47,9 +47,21 @@ func (set *searchSet) add(op *linOp, pop porcupine.Operation) {
 }
 
 // dependsOnCompaction reports whether an operation's verdict depends on the
-// compaction revision.
+// compaction revision: a compaction, or a request that reads at a revision
+// (a range, or a txn holding one at any depth).
 func dependsOnCompaction(op *linOp) bool {
-	return op.mode != modeEnd && (op.req.Kind == history.OpCompact || (op.req.Kind == history.OpRange && op.req.Revision > 0))
+	if op.mode == modeEnd {
+		return false
+	}
+	if op.req.Kind == history.OpCompact {
+		return true
+	}
+	reads := false
+	op.req.Walk(func(r *history.Request) bool {
+		reads = reads || r.Kind == history.OpRange && r.Revision > 0
+		return !reads
+	})
+	return reads
 }
 
 // searchOutcome is how one search ended.
