@@ -301,6 +301,32 @@ func TestGrammarProductions(t *testing.T) {
 					&history.Response{Revision: 14, Succeeded: true, Responses: []history.Response{{Revision: 14, Deleted: 1},
 						{Revision: 14, KVs: []history.KV{kv("a", "v2", 11, 12, 2)}, Count: 1}}}, "")
 			}},
+		// A write seen applied by a watch alone, on a key whose values do
+		// not date their writes (a put keeping its value names it), takes
+		// a revision above every answered request at the end of a history
+		// (a run judged while it goes on: make sweep seed 6 at its 10 s cut).
+		{name: "write seen applied above every answer, its revision undated - pass", want: check.Pass,
+			build: func(b *histbuild.Builder) int64 {
+				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
+				b.Created(w, 1, 10)
+				b.Op(1, 0, 5, history.Request{Kind: history.OpPut, Key: histbuild.K("b"), IgnoreValue: true}, nil, history.ErrKeyNotFound)
+				b.Put(1, 10, 20, "a", "v1", 11)
+				b.Events(w, 21, histbuild.PutEv("a", "v1", 11, 11, 1))
+				b.PutFail(2, 30, 60, "b", "w1")
+				b.Events(w, 50, histbuild.PutEv("b", "w1", 12, 12, 1))
+				return 0
+			}},
+		{name: "write seen applied above every answer, where the watch saw another write - fail", want: check.Fail,
+			build: func(b *histbuild.Builder) int64 {
+				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
+				b.Created(w, 1, 10)
+				b.Put(1, 10, 20, "a", "v1", 11)
+				b.Events(w, 21, histbuild.PutEv("a", "v1", 11, 11, 1))
+				id := b.PutFail(2, 30, 60, "b", "w1")
+				b.Events(w, 50, histbuild.PutEv("c", "z1", 12, 12, 1))
+				b.Get(3, 70, 80, "b", 12, histbuild.Kv("b", "w1", 12, 12, 1))
+				return id
+			}},
 		// A txn whose range fails fails whole: nothing of it is applied.
 		{name: "txn whose range is in the future fails whole - pass", want: check.Pass,
 			build: func(b *histbuild.Builder) int64 {

@@ -112,10 +112,16 @@ func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
 		revLo = set.start.current()
 	}
 	// The window fills free revisions up to its highest fixed one; those
-	// after are the next window's.
+	// after are the next window's. The last window has none after it: the
+	// store may end anywhere up to the highest revision the history shows
+	// (a write seen applied, with no read to date it, may take one above
+	// every fixed operation's: a cut of a running history).
 	endRev := maxRev
 	if endRev == 0 {
 		endRev = max(0, revLo)
+	}
+	if b == int32(len(pl.seq)) {
+		endRev = max(endRev, p.ks.horizon)
 	}
 	revHi := endRev
 	for _, i := range pl.floaters {
