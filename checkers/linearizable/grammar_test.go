@@ -316,6 +316,20 @@ func TestGrammarProductions(t *testing.T) {
 				b.Events(w, 50, histbuild.PutEv("b", "w1", 12, 12, 1))
 				return 0
 			}},
+		{name: "write seen applied, undated, in a free revision before the next acknowledged write - pass", want: check.Pass,
+			build: func(b *histbuild.Builder) int64 {
+				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
+				b.Created(w, 1, 10)
+				b.Op(1, 0, 5, history.Request{Kind: history.OpPut, Key: histbuild.K("b"), IgnoreValue: true}, nil, history.ErrKeyNotFound)
+				b.Put(1, 10, 20, "a", "v1", 11)
+				b.Events(w, 21, histbuild.PutEv("a", "v1", 11, 11, 1))
+				b.PutFail(2, 30, 60, "b", "w1")
+				b.Get(3, 35, 45, "a", 11, kv("a", "v1", 11, 11, 1))
+				b.Events(w, 50, histbuild.PutEv("b", "w1", 12, 12, 1))
+				b.Put(1, 70, 80, "a", "v2", 13)
+				b.Events(w, 81, histbuild.PutEv("a", "v2", 11, 13, 2))
+				return 0
+			}},
 		{name: "write seen applied above every answer, where the watch saw another write - fail", want: check.Fail,
 			build: func(b *histbuild.Builder) int64 {
 				w := b.Watch(1, 9, 0, histbuild.PrefixWatch())

@@ -86,6 +86,7 @@ func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
 	set := &searchSet{a: a, b: b, start: r.states[a], touched: map[int32]bool{}, class: map[*linOp]int32{}}
 	maxClient := 0
 	var last, maxRev int64
+	undated := false
 	prevRev, prevSlot := int64(-1), int8(-1)
 	for q := a; q < b; q++ {
 		i := pl.seq[q]
@@ -106,6 +107,7 @@ func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
 		if dependsOnCompaction(op) {
 			set.compactions = true
 		}
+		undated = undated || op.mode == modeMust && op.pin == 0
 	}
 	revLo := int64(-1) // the revision at the start, if known
 	if set.start.base != 0 {
@@ -120,8 +122,20 @@ func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
 	if endRev == 0 {
 		endRev = max(0, revLo)
 	}
-	if b == int32(len(pl.seq)) {
+	switch {
+	case b == int32(len(pl.seq)):
 		endRev = max(endRev, p.ks.horizon)
+	case undated:
+		// A write seen applied but undated (no read shows its revision)
+		// is the window's to place, and may take a free revision above
+		// its highest fixed one: up to what the operation after it needs.
+		next := pl.seq[b]
+		if need := pl.rev[next]; need > 0 {
+			if pl.slot[next] == slotWrite {
+				need--
+			}
+			endRev = max(endRev, need)
+		}
 	}
 	revHi := endRev
 	for _, i := range pl.floaters {
