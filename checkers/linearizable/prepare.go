@@ -392,7 +392,7 @@ func forEachPut(r *history.Request, f func(put *history.Request)) {
 }
 
 // indexLeases numbers the leases the history names (index 0: none) and
-// picks those the model tracks (at most maxLeases): every one but
+// picks those the model tracks: every one but
 //   - the leases granted by a call (the workload's background leases),
 //     which live through the history unless an operation revokes them;
 //   - the leases nothing grants or revokes that every put naming them
@@ -453,6 +453,7 @@ func (ks *keyspace) indexLeases(h *history.History) error {
 	ks.leases, ks.leaseIdx, ks.dynamic = []int64{0}, map[int64]int32{0: 0}, []int32{0}
 	first := h.Meta.Segment == nil || h.Meta.Segment.Index == 0
 	tracked := 0
+	var knownDead []int32
 	for _, id := range order {
 		if _, ok := ks.leaseIdx[id]; ok {
 			continue
@@ -468,16 +469,17 @@ func (ks *keyspace) indexLeases(h *history.History) error {
 			ks.dynamic = append(ks.dynamic, -1)
 		default:
 			tracked++
-			ks.dynamic = append(ks.dynamic, int32(min(tracked, maxLeases+1)))
+			ks.dynamic = append(ks.dynamic, int32(tracked))
 			// Granted here, or granted nowhere while the history is the
 			// run's start: it did not exist before.
-			if (u.grantedByOp || !u.byCall && first) && tracked <= maxLeases {
-				ks.grantedHere.set(int32(tracked-1), true)
+			if u.grantedByOp || !u.byCall && first {
+				knownDead = append(knownDead, int32(tracked-1))
 			}
 		}
 	}
-	if tracked > maxLeases {
-		return fmt.Errorf("the history names %d leases it grants, revokes or uses; the model tracks at most %d", tracked, maxLeases)
+	ks.grantedHere = newLeaseBits(tracked)
+	for _, n := range knownDead {
+		ks.grantedHere = ks.grantedHere.set(n, true)
 	}
 	for _, c := range h.CallsOf(history.CallLeaseRevoke) {
 		if u := uses[c.Lease]; u != nil && u.put && ks.dynamic[ks.leaseIdx[c.Lease]] == 0 {

@@ -3,6 +3,7 @@ package linearizable
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -146,19 +147,23 @@ type kvState struct {
 	leaseKnown, leaseLive leaseBits
 }
 
-// maxLeases is how many leases the model tracks in one history.
-const maxLeases = 256
+// leaseBits is a set of tracked leases, by bit number, shared between
+// states and never written once published: set returns a copy (leases
+// change far less often than keys, so copying the words is cheap).
+type leaseBits []uint64
 
-// leaseBits is a set of tracked leases, by bit number.
-type leaseBits [maxLeases / 64]uint64
+func newLeaseBits(n int) leaseBits { return make(leaseBits, (n+63)/64) }
 
-func (b *leaseBits) has(n int32) bool { return b[n/64]&(1<<(n%64)) != 0 }
-func (b *leaseBits) set(n int32, on bool) {
-	if on {
-		b[n/64] |= 1 << (n % 64)
-	} else {
-		b[n/64] &^= 1 << (n % 64)
+func (b leaseBits) has(n int32) bool { return b[n/64]&(1<<(n%64)) != 0 }
+
+// set returns b with bit n on or off, copied when it changes.
+func (b leaseBits) set(n int32, on bool) leaseBits {
+	if b.has(n) == on {
+		return b
 	}
+	c := slices.Clone(b)
+	c[n/64] ^= 1 << (n % 64)
+	return c
 }
 
 func initialState(ks *keyspace) kvState {
@@ -168,6 +173,7 @@ func initialState(ks *keyspace) kvState {
 		baseHi:     math.MaxInt64,
 		compactHi:  math.MaxInt64,
 		leaseKnown: ks.grantedHere,
+		leaseLive:  newLeaseBits(len(ks.grantedHere) * 64),
 	}
 }
 
@@ -307,7 +313,8 @@ func hashState(s kvState) uint64 {
 func stateEqual(a, b kvState) bool {
 	if a.rev != b.rev || a.ended != b.ended || a.base != b.base || a.baseLo != b.baseLo ||
 		a.baseHi != b.baseHi || a.compactLo != b.compactLo || a.compactHi != b.compactHi ||
-		a.khash != b.khash || len(a.chunks) != len(b.chunks) || a.leaseKnown != b.leaseKnown || a.leaseLive != b.leaseLive {
+		a.khash != b.khash || len(a.chunks) != len(b.chunks) || !slices.Equal(a.leaseKnown, b.leaseKnown) ||
+		!slices.Equal(a.leaseLive, b.leaseLive) {
 		return false
 	}
 	for i := range a.chunks {
@@ -400,8 +407,8 @@ func (ks *keyspace) setLease(s *kvState, l int32, live bool) {
 	if bit < 0 {
 		return
 	}
-	s.leaseKnown.set(bit, true)
-	s.leaseLive.set(bit, live)
+	s.leaseKnown = s.leaseKnown.set(bit, true)
+	s.leaseLive = s.leaseLive.set(bit, live)
 }
 
 func (s *kvState) revString(rel int32) string {
