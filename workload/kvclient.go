@@ -148,15 +148,6 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 			real = true
 		case <-failing.C:
 		}
-		if real {
-			if rev, done := w.compactRace(reqCtx, c, w.Stats.CompactRevision.Load()); done { // patterns.go: compact-race
-				if rev < 0 {
-					return // the target refuses compactions
-				}
-				w.Stats.CompactRevision.Store(max(w.Stats.CompactRevision.Load(), rev))
-				continue
-			}
-		}
 		a, ok := gen.Compaction(w.revisions(), real)
 		if !ok {
 			continue
@@ -181,6 +172,11 @@ func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recordin
 			// Only a real compaction's answer says where history begins;
 			// one that should have failed and did not is the checks' to judge.
 			w.Stats.CompactRevision.Store(max(w.Stats.CompactRevision.Load(), a.Op.Revision))
+		}
+		if real { // after the grammar's own, so the pattern takes none of its turns
+			if rev, done := w.compactRace(reqCtx, c, w.Stats.CompactRevision.Load()); done && rev > 0 { // patterns.go: compact-race
+				w.Stats.CompactRevision.Store(max(w.Stats.CompactRevision.Load(), rev))
+			}
 		}
 	}
 }
