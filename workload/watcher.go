@@ -124,8 +124,14 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	// ErrCompacted and say where history begins.
 	class := wt.start
 	rev, ok := grammar.WatchStart(class, wt.w.revisions(), wt.rng)
-	// A class that needs a compaction waits a while for the first one.
-	for wait := time.Now().Add(wt.w.cfg.Duration / 4); !ok && time.Now().Before(wait); {
+	// A class that needs a compaction waits for the first one: a quarter
+	// of the run, or until just after the first real compaction is due
+	// (a 30 s run compacts first at 8 s), but never past half the run.
+	wait := wt.w.cfg.Duration / 4
+	if ce := wt.w.cfg.CompactEvery; ce > 0 {
+		wait = min(max(wait, ce+2*time.Second), wt.w.cfg.Duration/2)
+	}
+	for until := time.Now().Add(wait); !ok && time.Now().Before(until); {
 		select {
 		case <-watchCtx.Done():
 			return
@@ -141,10 +147,12 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	}
 	req.StartRevision = rev
 	var resumes int64
-	// patterns.go: the first watch (but one from the future), and each
-	// restart on purpose, may open at the compact revision or at the head.
+	// patterns.go: the first watch, and each restart on purpose, may open
+	// at the compact revision or at the head; but not one the grammar
+	// sent to the future or below the compact revision, classes it
+	// assigns to few watchers so that each is drawn.
 	var draw []string
-	if class != "future" {
+	if class != "future" && class != "below-compact" {
 		if draw = wt.w.watchPattern(wt.pat, &req.StartRevision); draw != nil {
 			class = patternClass(draw)
 		}
