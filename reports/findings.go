@@ -11,6 +11,7 @@ import (
 	checksavail "github.com/vigil-suite/vigil/checkers/availability"
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/kube"
+	"github.com/vigil-suite/vigil/checkers/kv"
 	"github.com/vigil-suite/vigil/history"
 )
 
@@ -329,6 +330,14 @@ func Findings(h *history.History, results []check.Result) []Finding {
 func partOrder(a, b Part) int {
 	if c := rankOrder(a, b); c != 0 {
 		return c
+	}
+	// Members that disagree name the request that made them disagree:
+	// that part leads its finding, before what the disagreement broke.
+	if ac, bc := a.Check == kv.NameMemberAgreement, b.Check == kv.NameMemberAgreement; ac != bc {
+		if ac {
+			return -1
+		}
+		return 1
 	}
 	return b.Violations - a.Violations
 }

@@ -116,6 +116,12 @@ func TestFindingsGrouping(t *testing.T) {
 				failed("kv/revision-monotonic", check.Order, false, check.Violation{Message: "operations 153 (client 2, txn) and 154 (client 3, txn) were both acknowledged as creating revision 34", Operations: []int64{153, 154}}),
 				failed("watch/reliable", check.Data, false, check.Violation{Message: "watch 1 (client 7) missed the PUT of k000 at revision 34, committed by operation 154", Watch: 1, Key: "k000", Revision: 34, Operations: []int64{154}})},
 			"watch/reliable+kv/revision-monotonic"},
+		{"members that disagree lead the finding of what their disagreement broke",
+			[]check.Result{
+				failed("watch/reliable", check.Data, false, check.Violation{Message: "watch 1 (client 9) missed the PUT of k001 at revision 87, committed by operation 92", Watch: 1, Key: "k001", Revision: 87, Operations: []int64{92}},
+					check.Violation{Message: "watch 1 (client 9) missed the PUT of k002 at revision 88, committed by operation 93", Watch: 1, Key: "k002", Revision: 88, Operations: []int64{93}}),
+				failed("kv/member-agreement", check.Data, false, check.Violation{Message: "members a and b agree at revision 85 and differ from revision 86; revision 86 was taken by operation 92", Operations: []int64{92}})},
+			"kv/member-agreement+watch/reliable"},
 		{"two checks cite one watch event - merge",
 			[]check.Result{
 				failed("watch/is-create", check.Order, false, check.Violation{Message: "watch 1 (client 7) delivered PUT k000 at revision 35 (response 29) as a create", Watch: 1, Key: "k000", Revision: 35,
