@@ -223,3 +223,47 @@ func TestMemberAgreementEvidence(t *testing.T) {
 		t.Errorf("two members: %+v", e)
 	}
 }
+
+// As etcd v3.6.16 did in a default run (issue 18667): a txn that deletes a
+// key and then reads at a future revision failed on the member asked, but
+// two members applied its delete at 22; the third gave 22 to the next
+// put, which the others took at 23. No value names the delete: the failed
+// txn that could have made it does, and leads before the put.
+func TestMemberAgreementNamesAFailedDelete(t *testing.T) {
+	b := histbuild.New()
+	b.Put(1, 10, 20, "k001", "1.1", 21)
+	txn := b.On("m2", b.Op(2, 100, 110, history.Request{Kind: history.OpTxn, Success: []history.Request{
+		{Kind: history.OpDelete, Key: histbuild.K("k001")},
+		{Kind: history.OpRange, Key: histbuild.K("k006"), Revision: 99}}}, nil, history.ErrFutureRevision))
+	b.PutFail(5, 100, 110, "k005", "5.1")                     // fails too, but holds no delete of k001: not it
+	next := b.On("m1", b.Put(4, 120, 130, "k004", "4.1", 23)) // 22 on m2
+	k1 := histbuild.Kv("k001", "1.1", 21, 21, 1)
+	for i, m := range ms3 {
+		hashAt(b, m, 200+i*10, 21, 0xaaaa)
+		hashAt(b, m, 300+i*10, 22, map[bool]uint32{true: 0xcccc, false: 0xbbbb}[m == "m2"])
+		readAt(b, m, 400+i*10, 21, history.CompareDivergence, k1)
+		if m == "m2" {
+			readAt(b, m, 500+i*10, 22, history.CompareDivergence, k1, histbuild.Kv("k004", "4.1", 22, 22, 1))
+		} else {
+			readAt(b, m, 500+i*10, 22, history.CompareDivergence)
+		}
+	}
+	r := CheckMemberAgreement(b.H, check.DefaultConfig())
+	if r.Verdict != check.Fail || len(r.Violations) != 1 {
+		t.Fatalf("verdict %s, violations %+v", r.Verdict, r.Violations)
+	}
+	v := r.Violations[0]
+	t.Logf("%s\noperations: %v", v.Message, v.Operations)
+	if v.Operations[0] != txn || !slices.Contains(v.Operations, next) || slices.Contains(v.Operations, txn+1) {
+		t.Errorf("cites %v, want the txn %d first, the put %d, and not the failed put %d", v.Operations, txn, next, txn+1)
+	}
+	for _, want := range []string{
+		`revision 22 was taken by operation 2 (client 2's txn, which failed with "future-revision" on m2)`,
+		`m1, m3 hold at 22 what no value names but operation 2 (client 2's txn, which failed with "future-revision" on m2) may have written: k001 absent`,
+		`m2 holds what operation 4 (client 4's put of k004 = "4.1", acknowledged at revision 23 by m1) wrote at 22`,
+	} {
+		if !strings.Contains(v.Message, want) {
+			t.Errorf("message lacks %q:\n%s", want, v.Message)
+		}
+	}
+}

@@ -46,6 +46,25 @@ func nameTaker(h *history.History, r int64, writers *writerIndex) taker {
 			}
 		}
 	}
+	// A member's change that no value names (a delete, or a put the
+	// history wrote nowhere) is put down to the failed writes that could
+	// have made it: etcd #18667 applied on some members the delete of a
+	// txn that failed on the member answering it.
+	for _, c := range classes {
+		if len(c.changes) == 0 || len(c.by) > 0 {
+			continue
+		}
+		for _, o := range couldHaveMade(h, r, c.changes) {
+			c.by, c.maybe = append(c.by, o), true
+			if !slices.Contains(named, o) {
+				named = append(named, o)
+			}
+		}
+	}
+	// A write that failed and yet a member holds is the likelier cause
+	// than one acknowledged: it leads; last among them one refused as
+	// malformed, which a server turns away before it is proposed.
+	slices.SortStableFunc(named, func(a, b *history.Operation) int { return causeRank(a) - causeRank(b) })
 	var ackedOnly []*history.Operation
 	for _, o := range ackedAt(h, r) {
 		if !slices.Contains(named, o) {
@@ -90,6 +109,16 @@ func nameTaker(h *history.History, r int64, writers *writerIndex) taker {
 					by = append(by, fmt.Sprintf("operation %d (%s)", o.ID, describeOp(prefix, o)))
 				}
 			}
+			if c.maybe {
+				slices.SortStableFunc(c.by, func(a, b *history.Operation) int { return causeRank(a) - causeRank(b) })
+				by = by[:0]
+				for _, o := range c.by {
+					by = append(by, fmt.Sprintf("operation %d (%s)", o.ID, describeOp(prefix, o)))
+				}
+				parts = append(parts, fmt.Sprintf("%s %s at %d what no value names but %s may have written: %s", ms, verb(c.members, "holds", "hold"),
+					r, strings.Join(by, " or "), holdsText(prefix, c.at, keys)))
+				break
+			}
 			parts = append(parts, fmt.Sprintf("%s %s what %s wrote at %d: %s", ms, verb(c.members, "holds", "hold"),
 				strings.Join(by, " and "), r, holdsText(prefix, c.at, keys)))
 		}
@@ -129,6 +158,7 @@ type changeClass struct {
 	beforeOp   *history.Operation
 	signature  string
 	by         []*history.Operation // the requests that wrote the values of changes
+	maybe      bool                 // by are failed writes that could have made the changes, no value names one
 }
 
 // changedKeys lists the keys any class changed, the ones a message shows.
@@ -351,6 +381,44 @@ func mayHaveTaken(h *history.History, r int64) []*history.Operation {
 	return out
 }
 
+// couldHaveMade lists the writes that failed, called before any answer
+// showed a member at r or above, that hold a write for each change: a
+// delete whose range covers a key gone, a put of a key's new value (or
+// keeping its value).
+func couldHaveMade(h *history.History, r int64, changes []history.KV) []*history.Operation {
+	seen := time.Duration(-1)
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if !o.Failed() && o.Response.Revision >= r && (seen < 0 || o.Return < seen) {
+			seen = o.Return
+		}
+	}
+	var out []*history.Operation
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if !o.Failed() || !o.Request.Kind.IsWrite() || (seen >= 0 && o.Call >= seen) {
+			continue
+		}
+		all := true
+		for _, kv := range changes {
+			made := false
+			o.Request.Writes(func(w *history.Request, _ bool) {
+				switch {
+				case kv.ModRevision == 0: // gone
+					made = made || w.Kind == history.OpDelete && (facts.KeyRange{Key: w.Key, End: w.End}).Contains(kv.Key)
+				default:
+					made = made || w.Kind == history.OpPut && w.Key == kv.Key && (w.IgnoreValue || w.Value == kv.Value)
+				}
+			})
+			all = all && made
+		}
+		if all {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // describeOp says what a write was and how it ended, in a few words.
 func describeOp(prefix string, o *history.Operation) string {
 	q := &o.Request
@@ -375,4 +443,16 @@ func memberName(o *history.Operation) string {
 		return "its member"
 	}
 	return o.Member
+}
+
+// causeRank orders the writes a divergence may be put down to: failed
+// ones first, then those refused as malformed, then acknowledged ones.
+func causeRank(o *history.Operation) int {
+	switch {
+	case !o.Failed():
+		return 2
+	case o.Code == history.ErrInvalid || o.Code == history.ErrRefused:
+		return 1
+	}
+	return 0
 }
