@@ -58,27 +58,39 @@ func TestGrammarDifferentialReducesToAProgram(t *testing.T) {
 		version string
 		exit    int
 	}{{"v3.6.16", 1}, {"v3.7.3", 0}} {
-		eb, err := binaries.Etcd(ctx, binaries.Options{Version: c.version, Progress: os.Stderr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := etcdproc.New(etcdproc.Config{Binary: eb, Members: 1, Dir: filepath.Join(t.TempDir(), c.version), Version: c.version})
-		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err = srv.Start(sctx)
-		cancel()
-		if err != nil {
-			srv.Stop()
-			t.Fatal(err)
-		}
-		out, err := exec.Command(bin, "-endpoint", strings.TrimPrefix(srv.Endpoints()[0], "http://")).CombinedOutput()
-		srv.Stop()
-		got := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			got = ee.ExitCode()
-		}
+		got, out := programExit(t, bin, c.version, 1, func(eps []string) []string {
+			return []string{"-endpoint", strings.TrimPrefix(eps[0], "http://")}
+		})
 		if got != c.exit {
 			t.Errorf("against %s: exit %d, want %d\n%s", c.version, got, c.exit, out)
 		}
 	}
+}
+
+// programExit runs a reproduction program against a fresh etcd of the
+// release and size given (args turns its endpoints into the program's
+// flags), and returns its exit code and output.
+func programExit(t *testing.T, bin, version string, members int, args func(endpoints []string) []string) (int, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	eb, err := binaries.Etcd(ctx, binaries.Options{Version: version, Progress: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := etcdproc.New(etcdproc.Config{Binary: eb, Members: members, Dir: filepath.Join(t.TempDir(), version), Version: version})
+	defer srv.Stop()
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := srv.Start(sctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, args(srv.Endpoints())...).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", bin, err)
+	}
+	return 0, out
 }

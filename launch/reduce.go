@@ -51,7 +51,14 @@ func Reduce(ctx context.Context, o ReduceOptions) (int, error) {
 		return ExitSetup, fmt.Errorf("cannot reduce: %w", err)
 	}
 	dir := filepath.Dir(path)
-	res, err := reports.ReadJSON(filepath.Join(dir, "result.json"))
+	// The findings as last judged: vigil check's, where it re-judged the
+	// run after it ended (with checkers that may name witnesses better).
+	resFile := filepath.Join(dir, "result.json")
+	if again := filepath.Join(dir, "check", "result.json"); newer(again, resFile) {
+		resFile = again
+		logf("findings as vigil check judged them last: %s", again)
+	}
+	res, err := reports.ReadJSON(resFile)
 	if err != nil {
 		return ExitSetup, fmt.Errorf("cannot reduce: %w", err)
 	}
@@ -75,32 +82,40 @@ func Reduce(ctx context.Context, o ReduceOptions) (int, error) {
 		if o.Finding != 0 && n != o.Finding {
 			continue
 		}
-		if !slices.Contains(reducible, f.Check) {
+		// The part of a reducible check, wherever it stands in the finding
+		// (members that disagree break much else; one cause, one finding).
+		var part reports.Part
+		for _, c := range reducible {
+			if p, ok := f.PartOf(c); ok && (part.Check == "" || len(part.Witness.Operations) == 0) {
+				part = p
+			}
+		}
+		if part.Check == "" {
 			if o.Finding != 0 {
 				return ExitSetup, fmt.Errorf("cannot reduce finding %d: a replay one request after another shows only members that disagree (%s), not %s",
-					n, strings.Join(reducible, ", "), f.Check)
+					n, strings.Join(reducible, ", "), strings.Join(f.Checks(), ", "))
 			}
 			fmt.Printf("finding %d (%s): not reduced: a replay one request after another shows only members that disagree\n", n, f.Check)
 			continue
 		}
-		steps := stepsOf(h, f.Witness.Operations)
+		steps := stepsOf(h, part.Witness.Operations)
 		if len(steps) == 0 {
-			fmt.Printf("finding %d (%s): not reduced: its witness names no request vigil can replay\n", n, f.Check)
+			fmt.Printf("finding %d (%s): not reduced: its witness names no request vigil can replay\n", n, part.Check)
 			code = max(code, ExitFail)
 			continue
 		}
-		logf("finding %d (%s): replaying %d request(s) on fresh %s clusters...", n, f.Check, len(steps), server)
+		logf("finding %d (%s): replaying %d request(s) on fresh %s clusters...", n, part.Check, len(steps), server)
 		red, err := reduce.Reduce(ctx, steps, reduce.Divergence(start), o.Budget)
 		if errors.Is(err, reduce.ErrNotSequential) {
 			fmt.Printf("finding %d (%s): does not show when its %d request(s) are replayed one after another on a fresh %s cluster (%d replays): it needs the run's concurrency, faults or timing\n",
-				n, f.Check, len(steps), server, red.Replays)
+				n, part.Check, len(steps), server, red.Replays)
 			code = max(code, ExitFail)
 			continue
 		}
 		if err != nil {
 			return ExitSetup, fmt.Errorf("reducing finding %d: %w", n, err)
 		}
-		src, err := reduce.DivergenceProgram(reduce.Finding{Check: f.Check, Title: f.Signature, Saw: red.Saw, Server: server},
+		src, err := reduce.DivergenceProgram(reduce.Finding{Check: part.Check, Title: part.Signature, Saw: red.Saw, Server: server},
 			red.Steps, h.Meta.Prefix)
 		if err != nil {
 			return ExitSetup, fmt.Errorf("writing finding %d's program: %w", n, err)
@@ -110,7 +125,7 @@ func Reduce(ctx context.Context, o ReduceOptions) (int, error) {
 			return ExitSetup, err
 		}
 		fmt.Printf("finding %d (%s): reduced from %d to %d request(s) in %d replays on fresh %s clusters:\n",
-			n, f.Check, len(steps), len(red.Steps), red.Replays, server)
+			n, part.Check, len(steps), len(red.Steps), red.Replays, server)
 		for _, st := range red.Steps {
 			fmt.Printf("  to member %d: %s\n", st.Member, reduce.Describe(st.Req, h.Meta.Prefix))
 		}
@@ -144,19 +159,36 @@ func loadWhole(path string) (*history.History, error) {
 
 // stepsOf turns a witness's operations into steps, in the order they were
 // called: each to the member that answered it, with the store's revision
-// when it was sent (for its revisions) and, for a grant, the lease it got.
+// when it was sent (for its revisions) and, for a grant, the lease it got;
+// after puts of the keys as the members held them where they last agreed
+// (vigil's reads of each member there, which are not replayed).
 func stepsOf(h *history.History, ids []int64) []reduce.Step {
 	members := h.Meta.Target.Endpoints
 	bounds := facts.NewRevBounds(h)
 	var ops []*history.Operation
+	var before *history.Operation // the members' agreed store just before they parted
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if slices.Contains(ids, o.ID) && o.Request.Kind != history.OpHashKV && o.Request.Kind != history.OpStatus {
-			ops = append(ops, o)
+		if !slices.Contains(ids, o.ID) || o.Request.Kind == history.OpHashKV || o.Request.Kind == history.OpStatus {
+			continue
 		}
+		if history.IsMemberCompare(o) { // vigil's own reads, of revisions past
+			if o.Request.Kind == history.OpRange && !o.Failed() && (before == nil || o.Request.Revision < before.Request.Revision) {
+				before = o
+			}
+			continue
+		}
+		ops = append(ops, o)
 	}
 	slices.SortFunc(ops, func(a, b *history.Operation) int { return int(a.Call - b.Call) })
+	// The requests meet the keys as the run's store held them: a put of
+	// each first (the reduction drops those it does not need).
 	var out []reduce.Step
+	if before != nil {
+		for _, kv := range before.Response.KVs {
+			out = append(out, reduce.Step{Req: history.Request{Kind: history.OpPut, Key: kv.Key, Value: kv.Value}})
+		}
+	}
 	for _, o := range ops {
 		st := reduce.Step{Member: max(0, slices.Index(members, o.Member)), Req: o.Request, Head: bounds.AtLeast(o.Call).Rev}
 		if o.Request.Kind == history.OpLeaseGrant && o.Response != nil {
@@ -200,4 +232,14 @@ func (o ReduceOptions) starter(ctx context.Context, meta history.Meta, dir strin
 		}
 		return reduce.System{Endpoints: c.Endpoints(), Stop: stop}, nil
 	}, server, nil
+}
+
+// newer reports whether file a exists and was written after b.
+func newer(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err != nil || sa.ModTime().After(sb.ModTime())
 }

@@ -97,8 +97,8 @@ func (f Finding) parts() []Part {
 	return append(append([]Part{f.Part}, f.Also...), f.RestingOnIt...)
 }
 
-// partOf returns the first part of check name in the finding.
-func (f Finding) partOf(name string) (Part, bool) {
+// PartOf returns the first part of check name in the finding.
+func (f Finding) PartOf(name string) (Part, bool) {
 	for _, p := range f.parts() {
 		if p.Check == name {
 			return p, true

@@ -126,7 +126,7 @@ func WriteJUnit(dir string, r Result) error {
 func failureMessage(c check.Result, findings []Finding) string {
 	msg := fmt.Sprintf("%d violation(s) in %d finding(s)", len(c.Violations), findingsOf(findings, c.Name))
 	for _, f := range findings {
-		p, ok := f.partOf(c.Name)
+		p, ok := f.PartOf(c.Name)
 		if !ok {
 			continue
 		}

@@ -187,7 +187,7 @@ func writePart(w io.Writer, p Part, indent, witnessNote string) {
 func findingsOf(fs []Finding, name string) int {
 	n := 0
 	for _, f := range fs {
-		if _, ok := f.partOf(name); ok {
+		if _, ok := f.PartOf(name); ok {
 			n++
 		}
 	}
