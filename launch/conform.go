@@ -232,7 +232,7 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 		return nil, nil, nil, Usagef("--limitation declares departures from the etcd API: it goes with --target etcd")
 	}
 	switch {
-	case o.Grammar < 0 || o.GrammarLength < 1:
+	case o.Grammar < 0 || o.Grammar > 0 && o.GrammarLength < 1:
 		return nil, nil, nil, Usagef("--grammar must be 0 or more and --grammar-length at least 1")
 	case o.Grammar > 0 && o.Target == "kube":
 		return nil, nil, nil, Usagef("--grammar draws from the etcd API's grammar: it goes with --target etcd")

@@ -79,7 +79,9 @@ func TestDockerRun(t *testing.T) {
 		t.Fatalf("verdict %s, fixture %q; want pass in docker", r.Verdict, r.Target.Fixture)
 	}
 	for _, c := range r.Checks {
-		if c.Verdict != "pass" {
+		// run/server-exit watches the processes vigil runs itself; in
+		// docker it has none to watch, and says so.
+		if c.Verdict != "pass" && !(c.Name == "run/server-exit" && c.Verdict == "skipped") {
 			t.Errorf("check %s: %s", c.Name, c.Verdict)
 		}
 	}

@@ -51,7 +51,7 @@ func TestServerDeathFailsTheRun(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, how, bin string
-		crash          string // the crash's first line
+		crash          string // the crash's first line begins so (etcd v3.7 adds the panic it raises again)
 		frame          string // in its quoted frames
 	}{
 		{name: "SIGSEGV", how: "SEGV:3", bin: etcd, crash: "SIGSEGV: segmentation violation", frame: "etcdmain.startEtcdOrProxyV2("},
@@ -86,7 +86,7 @@ func TestServerDeathFailsTheRun(t *testing.T) {
 				t.Fatalf("no run/server-exit finding: %+v", r.Findings)
 			}
 			w := r.Findings[i].Witness
-			if len(w.Log) == 0 || w.Log[0] != c.crash || w.Span == nil || len(w.Operations) == 0 {
+			if len(w.Log) == 0 || !strings.HasPrefix(w.Log[0], c.crash) || w.Span == nil || len(w.Operations) == 0 {
 				t.Errorf("witness: log %q, span %v, in flight %v", w.Log, w.Span, w.Operations)
 			}
 			h, err := history.Load(history.InDir(out))
@@ -97,7 +97,7 @@ func TestServerDeathFailsTheRun(t *testing.T) {
 				t.Fatalf("exits %+v of processes %v", h.ServerExits, h.Meta.Processes)
 			}
 			x := h.ServerExits[0]
-			if x.Process != "server-0" || x.Code != 2 || x.Crash == nil || x.Crash.Message != c.crash || x.Expected != "" ||
+			if x.Process != "server-0" || x.Code != 2 || x.Crash == nil || !strings.HasPrefix(x.Crash.Message, c.crash) || x.Expected != "" ||
 				x.LogFile != "members/server-0/log" {
 				t.Errorf("exit record %+v", x)
 			}
