@@ -235,6 +235,7 @@ func (s *Segmenter) seal(m Mark) error {
 	}
 	if len(s.open) > 0 {
 		carry(h, s.open[0])
+		s.handOver(h, s.open[0])
 	}
 	for id, w := range s.watchOf {
 		if w == h {

@@ -405,6 +405,8 @@ func getSeesBefore(m *model.Model, o *history.KubeOperation, lo, hi int64) (chec
 	v.Revision = r
 	c := ob.Exactly(r)
 	switch {
+	case c == nil && ob.Unknown(r):
+		return v, false // a state from before the segment's context
 	case c == nil:
 		why, refs := m.ExplainValue(name, r, it.Value)
 		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, which no write explains: %s", name, r, it.Value, why)

@@ -297,7 +297,7 @@ func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) {
 	for _, i := range kw.Live {
 		e := &w.Events[i]
 		rv := kw.Rv(i)
-		if m.Objs[e.Object.Name] == nil || (kw.Mode == model.WatchExplicit && rv <= kw.ReqRV) {
+		if o := m.Objs[e.Object.Name]; o == nil || o.Unknown(rv) || (kw.Mode == model.WatchExplicit && rv <= kw.ReqRV) {
 			continue
 		}
 		if c := m.ChangeAt[rv]; c != nil && c.Obj.Name == e.Object.Name {
