@@ -10,9 +10,12 @@ import (
 // it, but some of what it must judge began before it, and some of what
 // its answers show was written before it:
 //
-//   - A watch belongs to the segment it ends in. One still open when its
-//     segment is sealed moves, with every response it received, into the
-//     next segment, where it is judged whole once it ends (handOver).
+//   - A watch belongs to the segment it ends in. One still open at its
+//     segment's end (or ended after it: its last responses may show the
+//     next segment's writes) moves, with every response it received, into
+//     the next segment, where it is judged whole once it ends (handOver).
+//     A Kubernetes call likewise belongs to the segment it was answered
+//     in (Segmenter.Add), for the objects are the whole run's.
 //   - So does a paginated list: the pages of a list whose last page
 //     carried a continue token move into the next segment, where its
 //     client may fetch the next page.
@@ -22,7 +25,9 @@ import (
 //     it), each client's last Kubernetes watch (what a resume continues)
 //     and, in a Kubernetes run, the etcd oracle's watches of that span.
 //     No check judges a context record; the checks read it as they read
-//     the facts a history proves.
+//     the facts a history proves. The segment sealed takes into its own
+//     context the Kubernetes writes sent before its end and answered
+//     after (the next segment's): its answers may show them.
 //
 // Memory is then bounded by what is open at a boundary and by the
 // system's state (its objects), not by the run.
@@ -86,22 +91,35 @@ func (s *Segmenter) handOver(from, to *History) {
 	length := seg.End - seg.Start
 	since -= length + contextSlack
 	to.Context = contextOf(from, since, length+contextSlack)
+	var sentBefore []KubeOperation
+	for _, o := range to.KubeOps {
+		if o.Call < seg.End && o.Request.Verb.IsWrite() && !o.Refused() {
+			sentBefore = append(sentBefore, o)
+		}
+	}
+	if len(sentBefore) > 0 {
+		if from.Context == nil {
+			from.Context = &Context{Since: seg.Start}
+		}
+		from.Context.KubeOps = append(from.Context.KubeOps, sentBefore...)
+	}
 	to.Context.Faults = slices.DeleteFunc(to.Context.Faults, func(f Fault) bool {
 		return slices.ContainsFunc(to.Faults, func(g Fault) bool { return g.ID == f.ID })
 	})
 }
 
-// moveOpenWatches moves from's watches that have not ended into to, with
-// their responses, and routes their later records there. It returns their
-// call times.
+// moveOpenWatches moves from's watches that had not ended by its end into
+// to, with their responses, and routes their later records there. It
+// returns their call times.
 func (s *Segmenter) moveOpenWatches(from, to *History) []time.Duration {
 	var calls []time.Duration
 	var keep, move []*WatchStream
 	if to.watchIndex == nil {
 		to.watchIndex = map[int64]*WatchStream{}
 	}
+	end := from.Meta.Segment.End
 	for _, w := range from.Watches {
-		if w.End == nil {
+		if w.End == nil || w.End.Time > end {
 			move = append(move, w)
 			s.watchOf[w.ID] = to
 			to.watchIndex[w.ID] = w
@@ -116,7 +134,7 @@ func (s *Segmenter) moveOpenWatches(from, to *History) []time.Duration {
 	}
 	var kkeep, kmove []*KubeWatchStream
 	for _, w := range from.KubeWatches {
-		if w.End == nil {
+		if w.End == nil || w.End.Time > end {
 			kmove = append(kmove, w)
 			s.kwatchOf[w.ID] = to
 			if to.kubeWatchIndex == nil {

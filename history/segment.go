@@ -22,7 +22,10 @@ import (
 // record belongs to the segment its request was sent in (a watch's
 // responses and end to its watch's segment); the Segmenter applies that
 // rule, the same one for the recorder and for a file read back, so a
-// segment is complete when its seal is read.
+// segment is complete when its seal is read. Two exceptions: a Kubernetes
+// call belongs to the segment it was answered in, and a watch to the one
+// it ended in (see handOver): their answers may show the writes of every
+// segment up to there.
 
 // Segment places one segment in its run.
 type Segment struct {
@@ -110,7 +113,10 @@ func (s *Segmenter) Add(r Record) error {
 	case r.Call != nil:
 		return s.addAt(r, r.Call.Call)
 	case r.KubeOp != nil:
-		return s.addAt(r, r.KubeOp.Call)
+		// A Kubernetes call belongs to the segment it was answered in:
+		// the objects are the run's, so an answer after a boundary may
+		// show a write of the next segment (see handOver).
+		return s.addAt(r, max(r.KubeOp.Call, r.KubeOp.Return))
 	case r.Mark != nil:
 		return s.addAt(r, r.Mark.Time)
 	case r.ServerExit != nil:

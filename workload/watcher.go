@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,9 @@ type watcher struct {
 	req     history.WatchRequest
 	delay   time.Duration // when to open the first watch
 	restart time.Duration // 0: never restart on purpose
+	// keyIndex is the key a one-key watcher watches (-1: the prefix); in
+	// a segmented run, of the segment running when its watch began.
+	keyIndex int
 
 	lastRev atomic.Int64 // highest revision observed (event or progress)
 	// startRev is the start revision of the current watch, when explicit.
@@ -43,12 +47,17 @@ type watcher struct {
 // notifications, so that it can show it reached the final revision without
 // an event); a third of the rest with an event-type filter, unless
 // NoEventFilters.
-func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watcher {
-	req := history.WatchRequest{Key: w.cfg.Prefix, End: prefixEnd(w.cfg.Prefix),
+//
+// prefix is the keys the prefix watchers watch: the run's (all of a
+// segmented run's segments).
+func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand, prefix string) *watcher {
+	req := history.WatchRequest{Key: prefix, End: prefixEnd(prefix),
 		PrevKV: i%2 == 0, ProgressNotify: i%3 == 0}
+	keyIndex := -1
 	switch {
 	case i%5 == 4:
-		req.Key, req.End, req.ProgressNotify = w.key(i%w.cfg.Keys), "", true
+		keyIndex = i % w.cfg.Keys
+		req.Key, req.End, req.ProgressNotify = w.key(keyIndex), "", true
 	case w.cfg.NoEventFilters:
 	case i%6 == 1:
 		req.NoDelete = true
@@ -68,14 +77,35 @@ func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watch
 	if cfg.refuses(history.FormWatchStartRev) {
 		start = startCurrent
 	}
-	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req,
+	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req, keyIndex: keyIndex,
 		// Stagger the opening over the first half of the run.
 		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
 	}
 	if i%4 == 3 {
 		wt.restart = time.Duration(2000+rng.IntN(4000)) * time.Millisecond
 	}
+	if w.cfg.Segment > 0 && w.total > w.cfg.Segment && wt.restart == 0 {
+		// In a segmented run a watch spans a boundary or two, not the run:
+		// the segment it ends in holds it whole until then.
+		wt.restart = w.cfg.Segment/2 + time.Duration(rng.Int64N(int64(w.cfg.Segment)))
+	}
 	return wt
+}
+
+// floor raises a start revision to the lowest a watch may start from.
+func (wt *watcher) floor(rev int64) int64 { return max(rev, wt.w.watchFloor.Load(), 1) }
+
+// retarget points a one-key watcher of a segmented run at its key in the
+// segment running, once that is not the one its watches watched: a fresh
+// watch from the current revision, resuming nothing.
+func (wt *watcher) retarget(req *history.WatchRequest, resumes *int64) {
+	cur := wt.w.cur.Load()
+	if wt.keyIndex < 0 || cur == nil {
+		return
+	}
+	if key := fmt.Sprintf("%sk%03d", *cur, wt.keyIndex); key != req.Key {
+		req.Key, req.StartRevision, *resumes = key, 0, 0
+	}
 }
 
 // reached reports whether the watcher has observed revision rev (or its
@@ -116,7 +146,7 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	head := stats.StoreRevision.Load()
 	switch wt.start {
 	case startPast:
-		req.StartRevision = wt.w.floor(head - int64(1+wt.rng.IntN(300)))
+		req.StartRevision = wt.floor(head - int64(1+wt.rng.IntN(300)))
 		if c := stats.CompactRevision.Load(); c > 1 && wt.rng.IntN(2) == 0 {
 			// Below the compact revision: the server must refuse with
 			// ErrCompacted and say where history begins.
@@ -129,7 +159,8 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	}
 	var resumes int64
 	// Bounded: each iteration opens one watch; a run opens far fewer.
-	for attempt := 0; attempt < 10000 && watchCtx.Err() == nil; attempt++ {
+	for attempt := 0; attempt < watchAttempts(wt.w.total) && watchCtx.Err() == nil; attempt++ {
+		wt.retarget(&req, &resumes)
 		wt.startRev.Store(req.StartRevision)
 		id, next, ok := wt.watchOnce(watchCtx, req, resumes)
 		if !ok {
@@ -196,7 +227,7 @@ func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest,
 					// before the history (the probe of the forms, under the same
 					// prefix) is not the run's to judge.
 					wt.lastRev.Store(max(wt.lastRev.Load(), compacted-1))
-					return rw.ID, nextStart{StartRevision: wt.w.floor(compacted)}, true
+					return rw.ID, nextStart{StartRevision: wt.floor(compacted)}, true
 				case wt.lastRev.Load() > 0:
 					return rw.ID, nextStart{StartRevision: wt.lastRev.Load() + 1, resume: true}, ok
 				case created > 0 && req.StartRevision == 0:
