@@ -51,7 +51,8 @@ type Context struct {
 	// run: the oracle's, the reference of kube/cache-agrees-with-etcd).
 	Watches []*WatchStream
 	// KubeWatches are, for each client, the last Kubernetes watch that
-	// ended in the segment before: a watch resuming it may be this
+	// ended in the segment before, and the watches that the ones moved
+	// into this segment resume: a watch resuming one may be this
 	// segment's.
 	KubeWatches []*KubeWatchStream
 	// Faults are the faults of the segments before, healed from Since on,
@@ -90,7 +91,7 @@ func (s *Segmenter) handOver(from, to *History) {
 	}
 	length := seg.End - seg.Start
 	since -= length + contextSlack
-	to.Context = contextOf(from, since, length+contextSlack)
+	to.Context = contextOf(from, to, since, length+contextSlack)
 	var sentBefore []KubeOperation
 	for _, o := range to.KubeOps {
 		if o.Call < seg.End && o.Request.Verb.IsWrite() && !o.Refused() {
@@ -209,7 +210,7 @@ func moveOpenPages(from, to *History) []time.Duration {
 
 // contextOf is the Context of the segment after from, reaching back to
 // since; window is a segment's length and slack (the anchors' reach).
-func contextOf(from *History, since, window time.Duration) *Context {
+func contextOf(from, to *History, since, window time.Duration) *Context {
 	c := &Context{Since: since}
 	prev := from.Context
 	if prev == nil {
@@ -247,17 +248,40 @@ func contextOf(from *History, since, window time.Duration) *Context {
 			}
 		}
 	}
+	c.KubeWatches = resumable(from, to)
+	return c
+}
+
+// resumable are the Kubernetes watches that a watch of to may resume:
+// each client's last watch that ended in from, and the ones the watches
+// moved into to resume (from's, or its context's).
+func resumable(from, to *History) []*KubeWatchStream {
 	last := map[int]*KubeWatchStream{}
 	for _, w := range from.KubeWatches {
 		if p := last[w.Client]; w.End != nil && (p == nil || w.Call >= p.Call) {
 			last[w.Client] = w
 		}
 	}
+	var out []*KubeWatchStream
 	for _, w := range last {
-		c.KubeWatches = append(c.KubeWatches, w)
+		out = append(out, w)
 	}
-	slices.SortFunc(c.KubeWatches, func(a, b *KubeWatchStream) int { return int(a.Call - b.Call) })
-	return c
+	pool := from.KubeWatches
+	if from.Context != nil {
+		pool = append(slices.Clone(pool), from.Context.KubeWatches...)
+	}
+	for _, w := range to.KubeWatches {
+		if w.Resumes == 0 {
+			continue
+		}
+		for _, p := range pool {
+			if p.ID == w.Resumes && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *KubeWatchStream) int { return int(a.Call - b.Call) })
+	return out
 }
 
 // kubeContext keeps, of the Kubernetes writes ops (each once, by id), the
