@@ -303,6 +303,9 @@ func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) {
 		if c := m.ChangeAt[rv]; c != nil && c.Obj.Name == e.Object.Name {
 			continue
 		}
+		if e.Type == history.KubeDeleted && unplacedDeletion(m.Objs[e.Object.Name], rv, kw.Sel != nil) {
+			continue
+		}
 		var why string
 		var refs []model.Ref
 		if e.Type == history.KubeDeleted {
@@ -321,6 +324,23 @@ func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) {
 		m.Evidence(&v, refs...)
 		col.Add(v)
 	}
+}
+
+// unplacedDeletion reports whether a write the history bounds but cannot
+// place can have made a DELETED event of o at rv: a delete whose span
+// holds rv (only watches without a selector place deletions; a selector
+// watch may see one no such watch saw), or, for a selector watch, a
+// create or update that may have moved o out of the selector there.
+func unplacedDeletion(o *model.Object, rv int64, selector bool) bool {
+	in := func(spans []model.Span) bool {
+		for _, s := range spans {
+			if s.Lo < rv && rv < s.Hi {
+				return true
+			}
+		}
+		return false
+	}
+	return in(o.DelSpans) || selector && in(o.PutSpans)
 }
 
 // fromRVComplete: every change in (start, last] the watch owes, delivered
