@@ -347,3 +347,60 @@ func TestEtcdWatchAcrossBoundary(t *testing.T) {
 		}
 	}
 }
+
+// An object written long before a segment is known there from its anchor
+// (its last acknowledged state before the context's span) on: a watch
+// that resumed from an older RV owes the anchor's change and everything
+// after, and what it shows below the anchor is not judged (counted as
+// excused, before_context); a list must show the anchored state.
+func TestKubeObjectAnchoredAcrossSegments(t *testing.T) {
+	s := int(time.Second)
+	judge := func(build func(b *histbuild.KubeBuilder)) map[string]check.Result {
+		b := histbuild.NewKube()
+		b.Create(1, 1*s, 1*s+5, histbuild.KobjOf("a", "v:a1", 10))
+		b.Update(1, 5*s, 5*s+5, 10, histbuild.KobjOf("a", "v:a2", 12))
+		b.Update(1, 60*s, 60*s+5, 12, histbuild.KobjOf("a", "v:a3", 20))
+		b.Create(1, 100*s, 100*s+5, histbuild.KobjOf("b", "v:b1", 30))
+		b.Create(1, 151*s, 151*s+5, histbuild.KobjOf("c", "v:c1", 40))
+		build(b)
+		segs := segmentsOf(t, b.H, nil, 30*time.Second, 60*time.Second, 90*time.Second, 120*time.Second, 150*time.Second)
+		if o := slices.IndexFunc(segs[5].Context.KubeOps, func(o history.KubeOperation) bool { return o.AckedRV() == 12 }); o >= 0 {
+			t.Fatalf("a's write at RV 12 is still in the last segment's context: %+v", segs[5].Context.KubeOps)
+		}
+		return judgeSegments(segs)
+	}
+	rs := judge(func(b *histbuild.KubeBuilder) {
+		b.Watch(1, 5, 152*s, history.KubeWatchRequest{ResourceVersion: "11"})
+		b.Ev(1, 152*s+1, history.KubeModified, histbuild.KobjOf("a", "v:a2", 12))
+		b.Ev(1, 152*s+2, history.KubeModified, histbuild.KobjOf("a", "v:a3", 20))
+		b.Ev(1, 152*s+3, history.KubeAdded, histbuild.KobjOf("b", "v:b1", 30))
+		b.Ev(1, 152*s+4, history.KubeAdded, histbuild.KobjOf("c", "v:c1", 40))
+		b.End(1, 153*s, history.EndClient, nil)
+		b.List(2, 154*s, 154*s+5, history.KubeRequest{}, 40, "", histbuild.KobjOf("a", "v:a3", 20),
+			histbuild.KobjOf("b", "v:b1", 30), histbuild.KobjOf("c", "v:c1", 40))
+	})
+	if f := failing(rs); len(f) > 0 {
+		t.Errorf("as built: %v", f)
+	}
+	if r := rs[kube.NameWatchFromRV]; r.Excused["before_context"] != 1 {
+		t.Errorf("the event below a's anchor: excused %v, want before_context 1", r.Excused)
+	}
+	rs = judge(func(b *histbuild.KubeBuilder) {
+		b.Watch(1, 5, 152*s, history.KubeWatchRequest{ResourceVersion: "11"})
+		b.Ev(1, 152*s+1, history.KubeModified, histbuild.KobjOf("a", "v:a2", 12))
+		b.Ev(1, 152*s+3, history.KubeAdded, histbuild.KobjOf("b", "v:b1", 30))
+		b.Ev(1, 152*s+4, history.KubeAdded, histbuild.KobjOf("c", "v:c1", 40))
+		b.End(1, 153*s, history.EndClient, nil)
+		b.List(2, 154*s, 154*s+5, history.KubeRequest{}, 40, "", histbuild.KobjOf("a", "v:a2", 12),
+			histbuild.KobjOf("b", "v:b1", 30), histbuild.KobjOf("c", "v:c1", 40))
+		a2 := histbuild.KobjOf("a", "v:a2", 12)
+		b.Get(3, 155*s, 155*s+5, "a", "", &a2)
+	})
+	if r := rs[kube.NameWatchFromRV]; r.Verdict != check.Fail || r.Violations[0].Revision != 20 {
+		t.Errorf("the watch missed a's anchored change at RV 20: %s %s", r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
+	if r := rs[kube.NameConsistentRead]; r.Verdict != check.Fail || len(r.Violations) != 2 {
+		t.Errorf("the list and the get showed a at RV 12, older than its anchor at RV 20: %s %s", r.Verdict,
+			histbuild.ViolationTexts(r.Violations))
+	}
+}

@@ -479,7 +479,15 @@ func (m *Model) VerifyState(items []history.Object, sel *LabelSelector, a, b int
 		c := o.Exactly(rv)
 		switch {
 		case c == nil && o.Unknown(rv):
-			continue // a state from before the segment's context: not judged
+			// A state from before the segment's context: not known, but
+			// the object's changes from its Floor on are, so the state
+			// shown lies below the Floor.
+			if next := intersectIvs(allowed, Intervals{{rv, o.Floor - 1}}); len(next) > 0 {
+				allowed = next
+			} else {
+				sc.Issues = append(sc.Issues, stateIssue{Kind: issStale, Name: it.Name, Item: i, Rv: rv, other: o.At(o.Floor)})
+			}
+			continue
 		case c == nil:
 			sc.Issues = append(sc.Issues, stateIssue{Kind: issUnexplained, Name: it.Name, Item: i, Rv: rv})
 			continue
