@@ -41,9 +41,9 @@ type Context struct {
 	// Operations are etcd writes and compactions sent from Since on.
 	Operations []Operation
 	// KubeOps are Kubernetes writes sent from Since on and, for each
-	// object, its anchor: the acknowledged create or update with the
-	// highest RV among its older writes, and every write of it sent from
-	// a segment's length before that one on. Below its anchor's RV the
+	// object, its anchor: its acknowledged create or update with the
+	// highest RV, and every write of it sent from a segment's length
+	// before that one on. Below the RV of its oldest write here the
 	// segment does not know an object's changes (Floor in the checks'
 	// model); from there on it knows every one.
 	KubeOps []KubeOperation
@@ -306,10 +306,7 @@ func kubeContext(ops []KubeOperation, inWindow func(call, ret time.Duration) boo
 		var best int64
 		for _, i := range idx {
 			o := &all[i]
-			if inWindow(o.Call, o.Return) {
-				keep[i] = true
-				continue
-			}
+			keep[i] = inWindow(o.Call, o.Return)
 			if rv := o.AckedRV(); rv > best && o.Request.Verb != KubeDelete {
 				anchor, best = i, rv
 			}

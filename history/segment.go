@@ -232,7 +232,12 @@ func (s *Segmenter) seal(m Mark) error {
 	h := s.open[0]
 	s.open = s.open[1:]
 	seg := h.Meta.Segment
-	seg.End, seg.Last = m.Segment.End, m.Segment.Last
+	// The end is where the next segment began (begin set it), as the
+	// mark says, or the mark's time for the last.
+	if m.Segment.End != 0 {
+		seg.End = m.Segment.End
+	}
+	seg.Last = m.Segment.Last
 	if seg.End == 0 {
 		seg.End = m.Time
 	}
