@@ -49,6 +49,11 @@ func segmentsOf(t *testing.T, h *history.History, prefixes []string, bounds ...t
 				at = max(at, o.Return)
 			}
 		}
+		for i := range h.KubeOps {
+			if o := &h.KubeOps[i]; o.Call < bounds[k] {
+				at = max(at, o.Return)
+			}
+		}
 		return at + 1
 	}
 	add(recs[0])
@@ -225,6 +230,16 @@ func TestKubeGuaranteesAcrossBoundaries(t *testing.T) {
 					a = histbuild.KobjOf("a", "v:a0", 10)
 				}
 				b.List(2, 220, 225, history.KubeRequest{}, 205, "", a, histbuild.KobjOf("b", "v:b3", 205))
+			}},
+		{"a segment whose write is answered after its end still judges its own states of that object", kube.NameConsistentRead,
+			func(b *histbuild.KubeBuilder, broken bool) {
+				kubeBoundary(b)
+				b.Update(1, 95, 103, 10, histbuild.KobjOf("a", "v:a2", 100))
+				a := histbuild.KobjOf("a", "v:a1", 10)
+				if broken {
+					a = histbuild.KobjOf("a", "v:ghost", 11)
+				}
+				b.List(2, 50, 55, history.KubeRequest{}, 12, "", a, histbuild.KobjOf("b", "v:b1", 12))
 			}},
 		{"a paginated list whose next page comes after the boundary", kube.NamePagination,
 			func(b *histbuild.KubeBuilder, broken bool) {

@@ -59,10 +59,16 @@ func (m *Model) kubeWatchByID(id int64) *history.KubeWatchStream {
 }
 
 // setFloors sets each object's Floor: the lowest RV of a change that a
-// context write made.
+// context write of the segments before made. The writes a segment sent
+// that the next one answered are in its context too (its answers may show
+// them), but they come after its own: they set no Floor.
 func (m *Model) setFloors() {
+	seg := m.History.Meta.Segment
+	if seg == nil {
+		return
+	}
 	for _, w := range m.Writes {
-		if !w.Context || w.Rv == 0 {
+		if !w.Context || w.Rv == 0 || w.Op.Call >= seg.Start {
 			continue
 		}
 		if o := m.Objs[w.Name]; o.Floor == 0 || w.Rv < o.Floor {
