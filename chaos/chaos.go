@@ -50,6 +50,11 @@ type Env struct {
 	// nil where the run offers none.
 	DoOn func(ctx context.Context, member string, req history.Request) (*history.Response, error)
 	Rec  *history.Recorder
+	// Edge, if set, is told the instant a fault is about to be injected
+	// (healed false) and the instant it has healed, so that the workload
+	// sends requests racing both (its fault-start and fault-heal
+	// patterns). It must return at once.
+	Edge func(healed bool)
 }
 
 // Failpoints is what a fixture offers when its members run a gofail build

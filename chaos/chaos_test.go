@@ -171,7 +171,10 @@ func TestRunRecordsFaults(t *testing.T) {
 		{At: 2 * time.Second, Fault: "compact-storm", Hold: 700 * time.Millisecond},
 		{At: 3 * time.Second, Fault: "kill-follower", Hold: 500 * time.Millisecond},
 	}}
+	var edges []bool // the workload is told each fault's start and heal, in order
+	env.Edge = func(healed bool) { edges = append(edges, healed) }
 	Run(context.Background(), env, s, t.Logf)
+	g.Expect(edges).To(Equal([]bool{false, true, false, true, false, true}))
 	faults := env.Rec.History().Faults
 	g.Expect(faults).To(HaveLen(3))
 	for i, f := range faults {

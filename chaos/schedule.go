@@ -167,6 +167,9 @@ func runStep(ctx context.Context, env *Env, st Step, logf func(string, ...any)) 
 	tok := env.Rec.Begin()
 	defer env.Rec.End(tok)
 	f := history.Fault{ID: env.Rec.NextFaultID(), Name: st.Fault, Start: env.Rec.Now()}
+	if env.Edge != nil {
+		env.Edge(false)
+	}
 	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	in, err := inj.Inject(ictx, env, st.Pick)
 	cancel()
@@ -194,4 +197,7 @@ func runStep(ctx context.Context, env *Env, st Step, logf func(string, ...any)) 
 	}
 	f.End = env.Rec.Now()
 	env.Rec.Add(history.Record{Fault: &f})
+	if env.Edge != nil {
+		env.Edge(true)
+	}
 }

@@ -24,7 +24,7 @@ func TestRunAll(t *testing.T) {
 	// serializable read, Status or HashKV, start revision, progress
 	// notification or prev_kv): those may skip. watch_gen_test.go covers
 	// them.
-	mayskip := map[string]bool{kv.NameSerializableSane: true, kv.NameReadYourWrites: true, kv.NameMonotonicReads: true, kv.NameConvergence: true, watch.NameAtomic: true,
+	mayskip := map[string]bool{kv.NameSerializableSane: true, kv.NameReadYourWrites: true, kv.NameMonotonicReads: true, kv.NameConvergence: true, kv.NameMemberAgreement: true, watch.NameAtomic: true,
 		watch.NameResumable: true, watch.NameBookmarkable: true, watch.NamePrevKV: true,
 		watch.NamePrevKVAtCreation: true, watch.NameProgressBeforeStart: true, availability.NameServerExit: true}
 	for i, r := range rs {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers"
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/targets/sabotage"
 )
 
 var (
@@ -177,6 +178,20 @@ func TestEveryCheckDocumented(t *testing.T) {
 			if row := severityRow(string(b), c.Severity); !strings.Contains(row, "`"+c.Name+"`") {
 				t.Errorf("docs/checks.md does not list %s under severity %s", c.Name, c.Severity)
 			}
+		}
+	}
+}
+
+// TestEverySabotageModeDocumented: docs/sabotage.md has a row for every
+// sabotage mode, naming the check the mode must trip.
+func TestEverySabotageModeDocumented(t *testing.T) {
+	b, err := os.ReadFile("sabotage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range sabotage.Modes() {
+		if !strings.Contains(string(b), "| `"+m.Name+"` | `"+m.Check+"` |") {
+			t.Errorf("docs/sabotage.md has no row for %s naming %s", m.Name, m.Check)
 		}
 	}
 }

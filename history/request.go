@@ -93,3 +93,25 @@ func (r *Request) Depth() int {
 	}
 	return d + 1
 }
+
+// Local reports whether etcd answers the request from the member's own
+// state, with no read index: a serializable range, or a txn whose
+// branches hold only serializable ranges — none at all included — which
+// etcd serves as a serializable read (etcdserver/txn IsTxnSerializable).
+// Its answer may be stale, so linearizability does not judge it.
+func (r *Request) Local() bool {
+	switch r.Kind {
+	case OpRange:
+		return r.Serializable
+	case OpTxn:
+		for _, br := range [][]Request{r.Success, r.Failure} {
+			for i := range br {
+				if br[i].Kind != OpRange || !br[i].Serializable {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
+}

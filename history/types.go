@@ -264,6 +264,10 @@ type Watch struct {
 	// revision after the last one that watch saw); 0 if none.
 	Resumes int64        `json:"resumes,omitempty"`
 	Request WatchRequest `json:"request"`
+	// Draw names the grammar productions the watch was drawn from (its
+	// start's class, each option), and "pattern=NAME" when a placement
+	// and timing pattern opened it; as Operation.Draw (format 4).
+	Draw []string `json:"draw,omitempty"`
 }
 
 // EventType is PUT or DELETE.
@@ -409,6 +413,11 @@ type Meta struct {
 	// the capabilities histories named before forms were probed (CapDelete,
 	// CapTxn, CapHashKV, CapSerializable), which checks read.
 	Refuses map[string]string `json:"refuses,omitempty"`
+	// Productions lists the grammar productions (Operation.Draw) the
+	// workload could draw: those its shape reaches that the target did
+	// not refuse before the run. A report lists the ones never drawn
+	// (format 4).
+	Productions []string `json:"productions,omitempty"`
 	// Segment, in the history of one segment of a segmented run (see
 	// Segmenter), places it in the run; nil in a whole history.
 	Segment *Segment `json:"segment,omitempty"`

@@ -54,6 +54,11 @@ type ConformOptions struct {
 	KubeVersion string
 	WatchCache  bool
 	Resources   string // configmaps, crd or all
+	// Grammar is how many sequences drawn from the etcd API's grammar
+	// run beside the probes (the differential mode), GrammarLength the
+	// requests in each, Seed their draw.
+	Grammar, GrammarLength int
+	Seed                   int64
 
 	Given map[string]string // the options set on the command line
 
@@ -147,6 +152,7 @@ func conform(ctx context.Context, o ConformOptions) (int, *conformance.Report, e
 		return code, nil, err
 	}
 	results = conformance.ApplyProfile(conformance.ApplyLimitations(results, lims), o.Profile)
+	o.grammarRepros(results, refName)
 	rep := conformance.NewReport(target.name, refName, results)
 	rep.Profile, rep.Limitations = o.Profile, declared
 	if err := rep.Write(o.Out); err != nil {
@@ -224,6 +230,14 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 	}
 	if o.Target == "kube" && len(o.Limitations) > 0 {
 		return nil, nil, nil, Usagef("--limitation declares departures from the etcd API: it goes with --target etcd")
+	}
+	switch {
+	case o.Grammar < 0 || o.GrammarLength < 1:
+		return nil, nil, nil, Usagef("--grammar must be 0 or more and --grammar-length at least 1")
+	case o.Grammar > 0 && o.Target == "kube":
+		return nil, nil, nil, Usagef("--grammar draws from the etcd API's grammar: it goes with --target etcd")
+	case o.Grammar > 0 && o.Only != "":
+		return nil, nil, nil, Usagef("--grammar sequences run beside every probe: leave --only out")
 	}
 	var probes []conformance.Info
 	switch o.Target {
@@ -304,10 +318,14 @@ func (o *ConformOptions) check() ([]conformance.Info, []kube.Resource, *kube.Con
 
 // probed is a server the probes run against: its name in the report, the
 // probes run there, and how to stop it (nil for a server the user runs).
+// An etcd server also runs other probes (replays, to reduce a grammar
+// sequence that differs) and has the grammar sequences it was sent.
 type probed struct {
-	name string
-	run  func(context.Context) ([]conformance.Result, error)
-	stop func()
+	name    string
+	run     func(context.Context) ([]conformance.Result, error)
+	stop    func()
+	probes  func(context.Context, []conformance.EtcdProbe) ([]conformance.Result, error)
+	grammar *conformance.GrammarSequences
 }
 
 // differential runs the probes against the target and, unless startRef is
@@ -330,22 +348,33 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 	if err != nil {
 		return nil, "", SetupError(err)
 	}
+	defer ref.stop()
 	refResults, err := ref.run(ctx)
-	ref.stop()
 	if err != nil {
 		return nil, "", SetupError(err)
 	}
-	return conformance.CompareWithReference(results, refResults, lims...), ref.name, nil
+	results = conformance.CompareWithReference(results, refResults, lims...)
+	return append(results, reduceGrammar(ctx, target, ref, results, lims)...), ref.name, nil
 }
 
 // etcdServers is the etcd target (one vigil starts if no endpoints are
 // given) and, unless the reference is none, how to start the reference
 // etcd: the target's reported version by default.
 func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed, func() (probed, error), error) {
-	probesAt := func(eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) func(context.Context) ([]conformance.Result, error) {
-		return func(ctx context.Context) ([]conformance.Result, error) {
-			return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec, Fresh: fresh}, conformance.EtcdProbes())
-		}
+	run := time.Now().UnixNano() // the grammar sequences' lease ids, alike on both servers
+	probesAt := func(eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) probed {
+		gs := conformance.GrammarProbes(o.Seed, o.Grammar, o.GrammarLength, run)
+		return probed{grammar: gs,
+			run: func(ctx context.Context) ([]conformance.Result, error) {
+				probes := conformance.EtcdProbes()
+				if len(only) == 0 {
+					probes = append(probes, gs.Probes...)
+				}
+				return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec, Fresh: fresh}, probes)
+			},
+			probes: func(ctx context.Context, probes []conformance.EtcdProbe) ([]conformance.Result, error) {
+				return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Security: sec}, probes)
+			}}
 	}
 	resolved := o.Security.Resolved()
 	eps := strings.Split(o.Endpoints, ",")
@@ -389,7 +418,8 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 			return eps, nil
 		}
 	}
-	target.run = probesAt(eps, resolved, fresh)
+	at := probesAt(eps, resolved, fresh)
+	target.run, target.probes, target.grammar = at.run, at.probes, at.grammar
 	if reference == "none" {
 		return target, nil, nil
 	}
@@ -422,7 +452,9 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 		if err := startFixture(ctx, ref, 60*time.Second); err != nil {
 			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", used, err)
 		}
-		return probed{name: name, run: probesAt(ref.Endpoints(), fixtures.Security{}, nil), stop: func() { ref.Stop() }}, nil
+		at := probesAt(ref.Endpoints(), fixtures.Security{}, nil)
+		at.name, at.stop = name, func() { ref.Stop() }
+		return at, nil
 	}, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/vigil-suite/vigil/matrix"
 )
@@ -68,6 +70,26 @@ func MatrixCell(ctx context.Context, spec *matrix.Spec, vigil, out string, index
 		how = " (kept from an earlier run)"
 	}
 	fmt.Printf("cell %d (%s): %s%s\n", c.Index, c.Label, c.Verdict, how)
+	return ExitPass, nil
+}
+
+// MatrixRate prints the false-alarm table of matrices of healthy runs
+// (matrix.WriteRates); exit 1 when some cell did not pass.
+func MatrixRate(w io.Writer, dirs ...string) (int, error) {
+	var rates []matrix.Rate
+	for _, d := range dirs {
+		m, err := matrix.ReadMatrix(filepath.Join(d, "matrix.json"))
+		if err != nil {
+			return ExitSetup, SetupError(fmt.Errorf("%s: %w (vigil matrix run --out %s writes it)", d, err, d))
+		}
+		rates = append(rates, matrix.RateOf(m))
+	}
+	matrix.WriteRates(w, dirs, rates)
+	for _, r := range rates {
+		if r.Alarms > 0 {
+			return ExitFail, nil
+		}
+	}
 	return ExitPass, nil
 }
 

@@ -35,7 +35,7 @@ type ReduceOptions struct {
 
 // reducible are the checks whose findings a sequential replay on a fresh
 // cluster can show: members that end up disagreeing.
-var reducible = []string{"kv/member-agreement", kv.NameConvergence}
+var reducible = []string{kv.NameMemberAgreement, kv.NameConvergence}
 
 // Reduce replays the requests behind a saved run's findings against fresh
 // servers of the run's kind and size, reduces them while the finding

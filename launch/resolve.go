@@ -214,6 +214,16 @@ func (o *Options) sabotageFits() error {
 	if err := m.Fits(o.Workload.Duration, o.Workload.CompactEvery); err != nil {
 		return Usagef("%v", err)
 	}
+	members := o.Members
+	switch {
+	case o.Fixture == "kine" || o.Fixture == "command":
+		members = 1
+	case o.Fixture == "external" && o.Endpoints != "":
+		members = len(strings.Split(o.Endpoints, ","))
+	}
+	if err := m.FitsMembers(members); err != nil {
+		return Usagef("%v; give --members 3", err)
+	}
 	return nil
 }
 

@@ -91,6 +91,15 @@ func TestResolveFillsIn(t *testing.T) {
 	if err != nil || o.Given["compact-every"] == "" {
 		t.Fatalf("compaction-silent: compact every %s, not recorded as given (err %v)", o.Workload.CompactEvery, err)
 	}
+
+	// A mode that needs several members refuses one.
+	if _, err = resolved(t, func(o *Options) { o.Sabotage, o.Members = "diverge-member", 1 }); err == nil ||
+		!strings.Contains(err.Error(), "at least 2 members") {
+		t.Fatalf("diverge-member on one member: err %v", err)
+	}
+	if _, err = resolved(t, func(o *Options) { o.Sabotage = "diverge-member"; o.Endpoints = "127.0.0.1:1,127.0.0.1:2" }); err != nil {
+		t.Fatalf("diverge-member on two endpoints: %v", err)
+	}
 }
 
 // The history is zstd unless told: jsonl to grep, and --compress (gz) as

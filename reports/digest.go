@@ -9,6 +9,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // A Digest is what the reports need of a run's history, gathered one
@@ -18,7 +19,7 @@ import (
 // run's clock, judged on its own) or a whole history, and keeps:
 //
 //   - the counts of Stats: operations, watches and their events, request
-//     forms, the Kubernetes figures;
+//     forms and grammar productions, the Kubernetes figures;
 //   - the faults, each once (a fault spanning segments is in each);
 //   - the findings of each segment, with their witnesses' times;
 //   - the availability table's seconds, and its outages' figures;
@@ -51,6 +52,8 @@ type Digest struct {
 	operations, failedOps int
 	watches, watchEvents  int
 	forms                 map[string]*FormCount
+	patterns              patternTally // patterns.go
+	prods                 map[string]*ProductionCount
 	kubeSeen, kubeOps     bool
 	kube                  KubeStats
 	listed                map[int]bool // Kubernetes clients that started a watch from a list
@@ -123,6 +126,7 @@ func (d *Digest) init() {
 		return
 	}
 	d.forms = map[string]*FormCount{}
+	d.prods = map[string]*ProductionCount{}
 	d.kube = KubeStats{Ops: map[history.KubeVerb]int{}, Answers: map[string]int{}, Events: map[string]int{}}
 	d.listed = map[int]bool{}
 	d.faultAt = map[string]int{}
@@ -167,6 +171,7 @@ func (d *Digest) Add(h *history.History, results []check.Result) {
 	d.addCalls(h, facts.Calls(h))
 	lagged := d.addLags(h)
 	d.addForms(h, lagged)
+	d.addPatterns(h)
 	d.addKube(h, lagged[1])
 	d.addFindings(h, results)
 	d.clip()
@@ -391,22 +396,24 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 		c := row(history.FormOf(o.Request))
 		c.Sent++
 		switch {
-		case o.Response != nil || o.Definite():
+		case answeredOp(o):
 			c.Answered++
 		case o.Code == history.ErrRefused:
 			c.Refused++
 		}
+		d.countDrawn(o.Draw, answeredOp(o), o.Code == history.ErrRefused)
 	}
 	for i := range h.Calls {
 		k := &h.Calls[i]
 		c := row(string(k.Kind))
 		c.Sent++
 		switch {
-		case !k.Failed():
+		case answeredCall(k):
 			c.Answered++
 		case k.Code == history.ErrRefused:
 			c.Refused++
 		}
+		d.countDrawn(k.Draw, answeredCall(k), k.Code == history.ErrRefused)
 	}
 	for _, w := range h.Watches {
 		st := d.open[w.ID]
@@ -418,6 +425,7 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 			for _, f := range forms {
 				row(f).Sent++
 			}
+			d.countDrawn(w.Draw, false, false)
 		}
 		created, refused := st.created, st.refused
 		for _, r := range w.Responses {
@@ -429,6 +437,21 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 		wasRefused, isRefused := !st.created && st.refused, !created && refused
 		for _, f := range forms {
 			c := row(f)
+			if created && !st.created {
+				c.Answered++
+			}
+			if wasRefused && !isRefused {
+				c.Refused--
+			}
+			if isRefused && !wasRefused {
+				c.Refused++
+			}
+		}
+		for _, p := range w.Draw {
+			if !grammar.Known(p) {
+				continue // a pattern's tag: not the grammar's
+			}
+			c := d.prodRow(p)
 			if created && !st.created {
 				c.Answered++
 			}

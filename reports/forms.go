@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vigil-suite/vigil/history"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // FormCount is how one request form (history.FormOf, WatchForms, or a
@@ -41,8 +42,8 @@ func (d *Digest) countForms() []FormCount {
 		out = append(out, *c)
 	}
 	for f, words := range d.meta.Refuses {
-		if legacyAlias(f, d.meta.Refuses) {
-			continue
+		if legacyAlias(f, d.meta.Refuses) || grammar.Known(f) {
+			continue // a production's row is in the productions' table
 		}
 		i := slices.IndexFunc(out, func(c FormCount) bool { return c.Form == f })
 		if i < 0 {
@@ -62,10 +63,11 @@ func legacyAlias(name string, refuses map[string]string) bool {
 	switch name {
 	case history.CapSerializable:
 		_, ok := refuses["range-serializable"]
-		return ok
+		_, drawn := refuses["range.serializable=true"]
+		return ok || drawn
 	case history.CapTxn:
 		for f := range refuses {
-			if strings.HasPrefix(f, "txn-") {
+			if strings.HasPrefix(f, "txn-") || strings.HasPrefix(f, "txn.") || strings.HasPrefix(f, "compare.") {
 				return true
 			}
 		}
@@ -75,7 +77,9 @@ func legacyAlias(name string, refuses map[string]string) bool {
 
 // writeForms writes the accounting under the verdict table: each form
 // sent with sent/answered (and how many were refused during the run),
-// wrapped; then the forms refused before the run, with the target's words.
+// wrapped; then the forms refused before the run, with the target's words
+// (a history drawn from the grammar lists its productions instead:
+// writeProductions).
 func writeForms(w io.Writer, forms []FormCount) {
 	if len(forms) == 0 {
 		return

@@ -47,6 +47,16 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 <table><tr><th>form</th><th>sent</th><th>answered</th><th>refused</th><th>refused before the run, in the target's words</th></tr>
 {{range .Forms}}<tr><td><code>{{.Form}}</code></td><td>{{.Sent}}</td><td>{{.Answered}}</td><td>{{.Refused}}</td><td class="fig">{{.RefusedBefore}}</td></tr>
 {{end}}</table></details>{{end}}
+{{if .Patterns}}<details><summary>placement and timing patterns: {{.PatternsSummary}}</summary>
+<table><tr><th>pattern</th><th>sent</th><th>answered</th></tr>
+{{range .Patterns}}<tr><td><code>{{.Pattern}}</code></td><td>{{.Sent}}</td><td>{{.Answered}}</td></tr>
+{{end}}</table></details>{{end}}
+
+{{if .Productions}}<details><summary>grammar productions: {{.ProductionsSummary}}</summary>
+{{if .NeverDrawn}}<p>Never drawn: {{range $i, $p := .NeverDrawn}}{{if $i}}, {{end}}<code>{{$p}}</code>{{end}}</p>{{end}}
+<table><tr><th>production</th><th>sent</th><th>answered</th><th>refused</th><th>refused before the run, in the target's words</th></tr>
+{{range .Productions}}<tr><td><code>{{.Production}}</code></td><td>{{.Sent}}</td><td>{{.Answered}}</td><td>{{.Refused}}</td><td class="fig">{{.RefusedBefore}}</td></tr>
+{{end}}</table></details>{{end}}
 
 <h2>Checks</h2>
 <table><tr><th>check</th><th>verdict</th><th>evidence: asked, answered</th><th>detail</th></tr>
@@ -202,6 +212,14 @@ func WritePageDigest(dir string, d *Digest, r Result) error {
 	if forms == nil && r.Stats.Kube == nil {
 		forms = d.countForms() // a result.json written before forms were counted
 	}
+	patterns := r.Stats.Patterns
+	if patterns == nil && r.Stats.Kube == nil {
+		patterns = d.countPatterns()
+	}
+	prods, never := r.Stats.Productions, r.Stats.NeverDrawn
+	if prods == nil && r.Stats.Kube == nil {
+		prods, never = d.countProductions()
+	}
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
 		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
@@ -210,6 +228,8 @@ func WritePageDigest(dir string, d *Digest, r Result) error {
 		"FindingsText": text.String(), "Plots": plots, "Files": files, "Bucket": d.timeline().width.String(),
 		"Faults": faultRows(d.faults), "FaultCount": len(d.faults), "Cut": d.cut,
 		"Forms": forms, "FormsSummary": formsSummary(forms),
+		"Patterns": patterns, "PatternsSummary": patternsSummary(patterns),
+		"Productions": prods, "NeverDrawn": never, "ProductionsSummary": productionsSummary(prods, never),
 		"Profile": profile, "Outside": outside, "Limitations": lims,
 	})
 	if err != nil {

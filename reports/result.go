@@ -37,6 +37,14 @@ type Stats struct {
 	// Forms counts an etcd run's requests by form (CountForms): sent,
 	// answered, refused during the run or before it.
 	Forms []FormCount `json:"forms,omitempty"`
+	// Patterns counts an etcd run's requests by the placement and timing
+	// pattern that sent them (CountPatterns): sent, answered.
+	Patterns []PatternCount `json:"patterns,omitempty"`
+	// Productions counts an etcd run's requests by the grammar
+	// productions they were drawn from (CountProductions), with every one
+	// the run could draw; NeverDrawn lists those it never drew.
+	Productions []ProductionCount `json:"productions,omitempty"`
+	NeverDrawn  []string          `json:"never_drawn,omitempty"`
 	// Kube is set for runs of a Kubernetes target: its calls, watches,
 	// 410s and relists (the etcd figures above are then vigil's own
 	// compactions and the oracle watch).
@@ -130,6 +138,8 @@ func SummarizeDigest(d *Digest, results []check.Result, durationS float64) Resul
 		r.Stats.Kube = &k
 	} else {
 		r.Stats.Forms = d.countForms()
+		r.Stats.Patterns = d.countPatterns()
+		r.Stats.Productions, r.Stats.NeverDrawn = d.countProductions()
 	}
 	return r
 }

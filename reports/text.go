@@ -61,7 +61,12 @@ func Table(w io.Writer, r Result) {
 		if r.Segments > 0 {
 			fmt.Fprintf(w, "judged in %d segments, each by every check as it ended (--segment)\n", r.Segments)
 		}
-		writeForms(w, s.Forms)
+		if s.Productions != nil {
+			writeProductions(w, s.Productions, s.NeverDrawn)
+		} else {
+			writeForms(w, s.Forms)
+		}
+		writePatterns(w, s.Patterns)
 	}
 	writeAvailability(w, s.Availability)
 	writeHeldTo(w, r)

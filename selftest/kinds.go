@@ -42,7 +42,7 @@ type site struct {
 // Kinds are the corruptions of etcd histories, one per guarantee they
 // attack.
 func Kinds() []Kind {
-	return []Kind{
+	return append([]Kind{
 		{Name: "drop-event", Owner: watch.NameReliable, sites: innerEvents(""), apply: dropEvent},
 		{Name: "drop-delete-event", Owner: watch.NameReliable, sites: innerEvents(history.EventDelete), apply: dropEvent},
 		{Name: "duplicate-event", Owner: watch.NameUnique, sites: innerEvents(""), apply: duplicateEvent},
@@ -63,7 +63,7 @@ func Kinds() []Kind {
 		{Name: "ignore-progress", Owner: watch.NameBookmarkable, sites: progressAnswered, apply: ignoreProgress},
 		{Name: "contended-write-not-applied", Owner: watch.NameReliable, sites: contendedPuts, apply: notApplied},
 		{Name: "quiet-end", Owner: watch.NameCancelReason, sites: quietEndSites, apply: quietEnd},
-	}
+	}, grammarKinds()...)
 }
 
 // eventsWhere lists the events of every watch that keep accepts; keep sees

@@ -9,10 +9,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/internal/longtest"
 	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/workload"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // The scenario passes on healthy etcd across the versions and cluster sizes
@@ -26,14 +28,17 @@ func TestHealthyEtcdPasses(t *testing.T) {
 		version string
 		members int
 	}{
-		{"v3.6.16", 3},
-		{"v3.5.17", 3},
+		// v3.5.17 and v3.6.16 split their members on a txn the workload
+		// sends (etcd-io/etcd#18667, the known-bug matrix has it): on one
+		// member it cannot show.
+		{binaries.DefaultEtcdVersion, 3},
+		{"v3.5.17", 1},
 		{"v3.6.16", 1},
-		{"v3.6.16", 5},
+		{binaries.DefaultEtcdVersion, 5},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%d-members", c.version, c.members), func(t *testing.T) {
-			if c.members != 3 { // make test keeps both releases on 3 members
+			if c.members == 5 || c.version == "v3.6.16" { // make test keeps 3 members and v3.5.17
 				longtest.Skip(t)
 			}
 			g := NewWithT(t)
@@ -68,7 +73,7 @@ func TestHealthyEtcdPasses(t *testing.T) {
 			_, end := h.Mark(history.MarkEnd)
 			g.Expect(final && end).To(BeTrue(), "final-write and end marks")
 			t.Logf("%d operations, %d watches, %d events", len(h.Operations), len(h.Watches), events)
-			expectEveryForm(g, h)
+			expectEveryProduction(g, h)
 
 			// What was written to disk is what was checked.
 			saved, err := history.Load(history.InDir(dir))
@@ -79,21 +84,18 @@ func TestHealthyEtcdPasses(t *testing.T) {
 	}
 }
 
-// expectEveryForm checks that a run on a target that refuses nothing sent,
-// and had answered, every form the workload has: each KV form of the
-// default mix, the final write, compaction, the lease calls, progress
-// requests and every watch option.
-func expectEveryForm(g Gomega, h *history.History) {
+// expectEveryProduction checks that a run on a target that refuses
+// nothing drew, and had answered, every production of the grammar the
+// workload may draw (Meta.Productions): the KV clients', the compactor's
+// and the watchers'. A watch counts as answered once created.
+func expectEveryProduction(g Gomega, h *history.History) {
 	g.Expect(h.Meta.Refuses).To(BeEmpty())
-	forms := map[string]reports.FormCount{}
-	for _, f := range reports.CountForms(h) {
-		forms[f.Form] = f
-	}
-	for _, f := range workload.Forms() {
-		if f == history.FormWatch {
-			continue // every watcher asks for some option
-		}
-		g.Expect(forms[f].Answered).To(BeNumerically(">", 0), "form %s: %+v", f, forms[f])
-		g.Expect(forms[f].Refused).To(BeZero(), f)
+	g.Expect(h.Meta.Productions).To(Equal(grammar.Productions()))
+	prods, never := reports.CountProductions(h)
+	g.Expect(never).To(BeEmpty(), "productions never drawn")
+	for _, p := range prods {
+		g.Expect(p.Sent).To(BeNumerically(">", 0), "%s: %+v", p.Production, p)
+		g.Expect(p.Answered).To(BeNumerically(">", 0), "%s: %+v", p.Production, p)
+		g.Expect(p.Refused).To(BeZero(), p.Production)
 	}
 }

@@ -84,7 +84,8 @@ func (s *etcdScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	if l, ok := s.fx.(interface{ Limitations() map[string]string }); ok {
 		limits = l.Limitations()
 	}
-	return history.Meta{Prefix: w.Prefix, Supports: supports, Refuses: refused, Limitations: limits}, func() {}, nil
+	return history.Meta{Prefix: w.Prefix, Supports: supports, Refuses: refused, Limitations: limits,
+		Productions: w.Productions()}, func() {}, nil
 }
 
 func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,
@@ -94,8 +95,15 @@ func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 		wrap = sabotageWrapper(sab.Wrap, s.cfg.Wrap)
 	}
 	s.wl = workload.New(s.cfg.Workload, s.cfg.Dial, s.members, rec, s.cfg.Seed, wrap)
+	run := func(ctx context.Context) error {
+		err := s.wl.Run(ctx)
+		if p := s.wl.PrunedDuring(); p != "" && s.cfg.Logf != nil {
+			s.cfg.Logf("refused during the run, so no longer drawn: %s", p)
+		}
+		return err
+	}
 	if env == nil {
-		return s.wl.Run, func() {}, nil
+		return run, func() {}, nil
 	}
 	// chaos's own client, for the requests a fault sends (compactions);
 	// on the last member, away from the control client on the first.
@@ -106,8 +114,9 @@ func (s *etcdScenario) workload(ctx context.Context, rec *history.Recorder, sab 
 	env.Do = cc.Do
 	doOn, closeAll := memberClients(s.fx, s.wl)
 	env.DoOn = doOn
+	env.Edge = s.wl.FaultEdge // the workload's bursts at a fault's start and heal
 	s.wl.During = during
-	return s.wl.Run, func() { closeAll(); cc.Close() }, nil
+	return run, func() { closeAll(); cc.Close() }, nil
 }
 
 func (s *etcdScenario) progress(clock *history.Clock, extra func() string) func() {

@@ -15,10 +15,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/checkers/kv"
 	"github.com/vigil-suite/vigil/fixtures/binaries"
 	etcdproc "github.com/vigil-suite/vigil/fixtures/etcd"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/internal/longtest"
+	"github.com/vigil-suite/vigil/reports"
 	"github.com/vigil-suite/vigil/targets/sabotage"
 	"github.com/vigil-suite/vigil/workload"
 )
@@ -43,7 +45,7 @@ func TestSabotageIsCaught(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+4*len(seeds))*time.Minute)
 	defer cancel()
-	const version = "v3.6.16"
+	const version = binaries.DefaultEtcdVersion
 	bin, err := binaries.Etcd(ctx, binaries.Options{Version: version, Progress: os.Stderr})
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -147,6 +149,9 @@ func TestSabotageIsCaught(t *testing.T) {
 				}
 				g.Expect(why).NotTo(BeEmpty(), "(c) no violation of %s points at the sabotage %v:\n%s",
 					mode.Check, f.Details, describeViolations(res.Violations))
+				if mode.Name == "diverge-member" {
+					expectWitnessNamesPut(g, h, f, out.Results)
+				}
 				tl.pointed++
 			})
 		}
@@ -183,6 +188,30 @@ func TestSabotageIsCaught(t *testing.T) {
 // in its own package's tests either way.
 var quickEtcdModes = map[string]bool{"drop-event": true, "stale-read": true, "ignore-progress": true, "compaction-silent": true}
 
+// expectWitnessNamesPut: diverge-member's finding is bisected to the
+// sabotaged put, whose operation its witness cites first.
+func expectWitnessNamesPut(g Gomega, h *history.History, f history.Fault, results []check.Result) {
+	client, _ := strconv.Atoi(f.Details["client"])
+	var put int64
+	for _, o := range h.Operations {
+		if o.Client == client && o.Request.Kind == history.OpPut && o.Call <= f.Start && f.End <= o.Return {
+			put = o.ID
+		}
+	}
+	g.Expect(put).NotTo(BeZero(), "the sabotaged put is in the history")
+	found := false
+	for _, fd := range reports.Findings(h, results) {
+		for _, p := range append([]reports.Part{fd.Part}, fd.Also...) {
+			if p.Check == kv.NameMemberAgreement {
+				found = true
+				g.Expect(p.Witness.Operations).NotTo(BeEmpty())
+				g.Expect(p.Witness.Operations[0]).To(Equal(put), "the witness names the sabotaged put first: %s", p.Witness.Message)
+			}
+		}
+	}
+	g.Expect(found).To(BeTrue(), "a finding holds kv/member-agreement")
+}
+
 // pointsAt says how v names the record the fault f sabotaged, or "" if it
 // does not: the sabotaged operation or watch of the fault's client (found
 // by time: the fault lies inside the operation's call and return, or while
@@ -214,6 +243,15 @@ func pointsAt(h *history.History, f history.Fault, v check.Violation) string {
 	for _, c := range h.Calls {
 		if c.Call >= f.Start && slices.Contains(v.Calls, c.ID) {
 			return fmt.Sprintf("cites call %d (%s), sent after the sabotage began", c.ID, c.Kind)
+		}
+	}
+	// stale-member-read serves every linearizable read from the fault's
+	// start on: the violation cites one of them.
+	if f.Name == sabotage.FaultName("stale-member-read") {
+		for _, o := range h.Operations {
+			if o.Call >= f.Start && o.Request.Kind == history.OpRange && !o.Request.Serializable && slices.Contains(v.Operations, o.ID) {
+				return fmt.Sprintf("cites operation %d, a linearizable read sent after the sabotage began", o.ID)
+			}
 		}
 	}
 	switch {

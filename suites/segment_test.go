@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/watch"
+	"github.com/vigil-suite/vigil/fixtures/binaries"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/workload"
 )
@@ -27,7 +28,7 @@ func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	fx, dir := startCluster(ctx, t, g, "v3.6.16", 1)
+	fx, dir := startCluster(ctx, t, g, binaries.DefaultEtcdVersion, 1)
 
 	run := func(out, sabotage string) *Outcome {
 		wl := workload.DefaultConfig()

@@ -157,7 +157,8 @@ func (m *throughput) runPhase(round, kind int) {
 }
 
 // countKV counts the answers vigil's KV clients (ids below clients) got
-// within phase of their first call, and those in its second half.
+// within phase of their first call, and those in its second half: their
+// operations and the lease calls the grammar draws beside them.
 func countKV(h *history.History, clients int, phase time.Duration) (all, late int64) {
 	first := time.Duration(-1)
 	for _, op := range h.Operations {
@@ -165,14 +166,20 @@ func countKV(h *history.History, clients int, phase time.Duration) (all, late in
 			first = op.Call
 		}
 	}
-	for _, op := range h.Operations {
-		if op.Client >= clients || op.Return > first+phase {
-			continue
+	count := func(client int, ret time.Duration) {
+		if client >= clients || ret > first+phase {
+			return
 		}
 		all++
-		if op.Return > first+phase/2 {
+		if ret > first+phase/2 {
 			late++
 		}
+	}
+	for _, op := range h.Operations {
+		count(op.Client, op.Return)
+	}
+	for _, c := range h.Calls {
+		count(c.Client, c.Return)
 	}
 	return all, late
 }

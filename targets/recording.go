@@ -105,7 +105,14 @@ func (r *Recording) setOpen(id int64, open bool) {
 
 // Do runs and records one request.
 func (r *Recording) Do(ctx context.Context, req history.Request) (*history.Response, error) {
-	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req}
+	return r.DoDrawn(ctx, req, nil)
+}
+
+// DoDrawn is Do recording draw as the operation's Draw: the grammar
+// productions the request was drawn from, or the part of vigil that sent
+// it and why.
+func (r *Recording) DoDrawn(ctx context.Context, req history.Request, draw []string) (*history.Response, error) {
+	op := history.Operation{ID: r.rec.NextOpID(), Client: r.id, Member: r.inner.Member(), Request: req, Draw: draw}
 	tok := r.rec.Begin()
 	defer r.rec.End(tok)
 	op.Call = r.rec.Now()
@@ -135,9 +142,15 @@ type RecordedWatch struct {
 }
 
 // Watch opens and records a watch. resumes is the id of the watch this one
-// continues, or 0. Cancel ctx to close it; the end is recorded either way.
-func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes int64) RecordedWatch {
-	w := history.Watch{ID: r.rec.NextWatchID(), Client: r.id, Member: r.inner.Member(), Resumes: resumes, Request: req}
+// continues, or 0; draw names the grammar productions it was drawn from.
+// Cancel ctx to close it; the end is recorded either way.
+func (r *Recording) Watch(ctx context.Context, req history.WatchRequest, resumes int64, draw ...string) RecordedWatch {
+	return r.WatchDrawn(ctx, req, resumes, draw)
+}
+
+// WatchDrawn is Watch with the watch's draw entries (history.Watch.Draw).
+func (r *Recording) WatchDrawn(ctx context.Context, req history.WatchRequest, resumes int64, draw []string) RecordedWatch {
+	w := history.Watch{ID: r.rec.NextWatchID(), Client: r.id, Member: r.inner.Member(), Resumes: resumes, Request: req, Draw: draw}
 	w.Call = r.rec.Now()
 	r.rec.Add(history.Record{Watch: &w})
 	r.setOpen(w.ID, true)

@@ -45,11 +45,11 @@ func startServer(t *testing.T) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := binaries.Etcd(ctx, binaries.Options{Version: "v3.6.16"})
+	bin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: t.TempDir(), Version: "v3.6.16"})
+	fx := etcdproc.New(etcdproc.Config{Binary: bin, Members: 1, Dir: t.TempDir(), Version: binaries.DefaultEtcdVersion})
 	t.Cleanup(func() { fx.Stop() })
 	if err := fx.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestOwnKubeServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: "v3.6.16"})
+	etcdBin, err := binaries.Etcd(ctx, binaries.Options{Version: binaries.DefaultEtcdVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestOwnKubeServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx := kubeapiserver.NewFixture(kubeapiserver.FixtureConfig{Dir: t.TempDir(),
-		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: "v3.6.16"},
+		Etcd:       etcdproc.Config{Binary: etcdBin, Members: 1, Version: binaries.DefaultEtcdVersion},
 		APIServers: kubeapiserver.Config{Binary: kubeBin, Replicas: 1}})
 	t.Cleanup(func() { fx.Stop() })
 	if err := fx.Start(ctx); err != nil {

@@ -3,36 +3,36 @@ package workload
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"time"
 
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // prefixEnd is the exclusive end of the range of keys starting with p.
 func prefixEnd(p string) string { return history.PrefixEnd(p) }
 
-// kvClient issues requests at its share of the rate until runCtx ends. The
-// op mix covers every KV call the checkers judge; CAS txns use the mod
-// revision this client last saw, so some succeed and some fail. Requests
-// hang off reqCtx, not runCtx, so the end of the run does not fail the
-// requests in flight (that would make their outcome needlessly unknown).
+// kvClient issues requests drawn from the grammar at its share of the rate
+// until runCtx ends. Requests hang off reqCtx, not runCtx, so the end of
+// the run does not fail the requests in flight (that would make their
+// outcome needlessly unknown).
 func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording, rng *rand.Rand) {
 	var interval time.Duration // 0: unthrottled
 	if w.cfg.Rate > 0 {
 		interval = time.Duration(float64(time.Second) * float64(w.cfg.Clients) / w.cfg.Rate)
 	}
-	modRev := map[string]int64{} // key -> mod revision last seen (0: absent)
-	vals := map[string]string{}  // key -> value last seen
-	next := time.Now()
-	var pace *time.Timer
+	gen := w.generator(fmt.Sprint(c.ID()), rng, 32)
 	// The sequence goes on across segments: a value names one write in
 	// the whole run, and a write of unknown outcome carried into the next
 	// segment must not share a value with one of that segment's.
-	seq := w.seqs[c.ID()]
-	defer func() { w.seqs[c.ID()] = seq }()
-	for ; runCtx.Err() == nil; seq++ {
+	gen.Seq = w.seqs[c.ID()]
+	defer func() { w.seqs[c.ID()] = gen.Seq }()
+	next := time.Now()
+	var pace *time.Timer
+	for runCtx.Err() == nil {
 		if interval > 0 {
 			next = next.Add(interval)
 			if d := time.Until(next); d > 0 {
@@ -54,133 +54,129 @@ func (w *Workload) kvClient(runCtx, reqCtx context.Context, c *targets.Recording
 				return
 			}
 		}
-		req := w.nextRequest(rng, c.ID(), seq, modRev, vals)
-		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
-		resp, err := c.Do(rctx, req)
-		cancel()
-		w.Stats.Ops.Add(1)
-		if err != nil {
-			w.Stats.FailedOps.Add(1)
-			for _, k := range writtenKeys(req) {
-				delete(modRev, k) // unknown now
-				delete(vals, k)
+		a := gen.Next(w.revisions())
+		if a.Skip {
+			// Nothing the target serves could be drawn (it refused all).
+			select {
+			case <-runCtx.Done():
+			case <-time.After(100 * time.Millisecond):
 			}
 			continue
 		}
+		w.send(reqCtx, c, gen, a)
+	}
+}
+
+// send makes one drawn request and lets the generator learn its outcome.
+func (w *Workload) send(reqCtx context.Context, c *targets.Recording, gen *grammar.Gen, a grammar.Action) {
+	rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
+	defer cancel()
+	var resp *history.Response
+	var err error
+	if a.Op != nil {
+		resp, err = c.DoDrawn(rctx, *a.Op, a.Draw)
+	} else {
+		_, err = c.Lease(rctx, targets.LeaseRequest{Kind: a.Call.Kind, ID: a.Call.ID, TTL: a.Call.TTL, Attached: a.Call.Attached}, a.Draw...)
+	}
+	w.Stats.Ops.Add(1)
+	code, words := outcome(err)
+	if err != nil {
+		w.Stats.FailedOps.Add(1)
+	} else if resp != nil {
 		w.Stats.sawRevision(resp.Revision)
-		learn(modRev, vals, req, resp)
+		if a.Op != nil {
+			w.chase(reqCtx, c.ID(), *a.Op, resp) // patterns.go: read-after-ack
+		}
 	}
+	gen.Learn(a, resp, code, words)
 }
 
-func (w *Workload) nextRequest(rng *rand.Rand, client, seq int, modRev map[string]int64, vals map[string]string) history.Request {
-	i := rng.IntN(w.cfg.Keys)
-	key := w.key(i)
-	value := fmt.Sprintf("%d.%d", client, seq) // unique in the run: names its write
-	if req, ok := w.shapeRequest(rng, key, value, modRev); ok {
-		if _, refused := w.cfg.Refused[history.CapSerializable]; refused {
-			req.Serializable = false
-		}
-		return req
+// outcome classifies an error for the generator: a refusal in words is
+// one whatever code the adapter gave it.
+func outcome(err error) (history.ErrorCode, string) {
+	switch {
+	case err == nil:
+		return "", ""
+	case refusedErr(err):
+		return history.ErrRefused, err.Error()
 	}
-	f := pick(w.mix, rng)
-	g := &gen{rng: rng, prefix: w.cfg.Prefix, key: key, other: w.otherKey(i, rng), value: value,
-		modRev: modRev, vals: vals, head: w.Stats.StoreRevision.Load(), floor: w.floor(0)}
-	if f.name == "put-lease" {
-		g.lease = w.leases.pick(rng)
-	}
-	return f.make(g)
+	return targets.CodeOf(err), err.Error()
 }
 
-// otherKey is a key other than key number i, for a txn that writes two
-// (etcd refuses a txn that writes one key twice).
-func (w *Workload) otherKey(i int, rng *rand.Rand) string {
-	if w.cfg.Keys < 2 {
-		return w.key(i + 1)
+// generator is a grammar generator for one client (or the compactor)
+// of the segment running: the run's keys and leases, the shape's
+// weights, the target's refusals.
+func (w *Workload) generator(client string, rng *rand.Rand, explore int) *grammar.Gen {
+	keys := make([]string, w.cfg.Keys)
+	for i := range keys {
+		keys[i] = w.key(i)
 	}
-	return w.key((i + 1 + rng.IntN(w.cfg.Keys-1)) % w.cfg.Keys)
+	return grammar.New(grammar.Config{Weights: w.weights, Prefix: w.cfg.Prefix, Keys: keys, Leases: w.gleases,
+		Pruner: w.pruner, Client: client, LeaseTTL: w.leaseTTL(), ChosenBase: chosenBase(w.cfg.Prefix), Explore: explore}, rng)
 }
 
-// writtenKeys are the keys a request may change.
-func writtenKeys(req history.Request) []string {
-	switch req.Kind {
-	case history.OpPut, history.OpDelete:
-		return []string{req.Key}
-	case history.OpTxn:
-		var keys []string
-		for _, r := range append(req.Success, req.Failure...) {
-			keys = append(keys, writtenKeys(r)...)
-		}
-		return keys
-	}
-	return nil
+// chosenBase is the high bits of the lease ids this run chooses: from its
+// prefix, unique to the run, so that a second run on the same cluster
+// chooses none the first granted.
+func chosenBase(prefix string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(prefix))
+	return 1 + int64(h.Sum32()%0x3ffe)
 }
 
-// learn updates the client's idea of each key's mod revision and value.
-func learn(modRev map[string]int64, vals map[string]string, req history.Request, resp *history.Response) {
-	switch req.Kind {
-	case history.OpPut:
-		modRev[req.Key], vals[req.Key] = resp.Revision, req.Value
-	case history.OpDelete:
-		modRev[req.Key] = 0
-		delete(vals, req.Key)
-	case history.OpRange:
-		if req.Revision > 0 || req.CountOnly {
-			return // an old state, or a count, teaches nothing about the keys
-		}
-		if req.End == "" {
-			modRev[req.Key] = 0
-			delete(vals, req.Key)
-		}
-		for _, kv := range resp.KVs {
-			modRev[kv.Key] = kv.ModRevision
-			if !req.KeysOnly {
-				vals[kv.Key] = kv.Value
-			}
-		}
-	case history.OpTxn:
-		if resp.Succeeded {
-			for _, r := range req.Success {
-				switch r.Kind {
-				case history.OpDelete:
-					modRev[r.Key] = 0
-					delete(vals, r.Key)
-				case history.OpPut:
-					modRev[r.Key], vals[r.Key] = resp.Revision, r.Value
-				}
-			}
-		} else if len(resp.Responses) > 0 && len(req.Failure) > 0 {
-			learn(modRev, vals, req.Failure[0], &resp.Responses[0])
-		}
-	}
+// revisions is what the clients know of the store's revisions.
+func (w *Workload) revisions() grammar.Revisions {
+	return grammar.Revisions{Head: w.Stats.StoreRevision.Load(), Compact: w.Stats.CompactRevision.Load(), Floor: w.floor(0)}
 }
 
-// compactor compacts to a revision some way behind the head, now and then.
+// compactor compacts: every CompactEvery a real compaction (some way
+// behind the head, or at it), and every second one that must fail (at
+// the compact revision, below it, in the future), as the shape weighs
+// them. A refused production is not drawn again.
 func (w *Workload) compactor(runCtx, reqCtx context.Context, c *targets.Recording, rng *rand.Rand) {
-	t := time.NewTicker(w.cfg.CompactEvery)
-	defer t.Stop()
-	var last int64
+	gen := w.generator("compactor", rng, 1)
+	realTick := time.NewTicker(w.cfg.CompactEvery)
+	defer realTick.Stop()
+	failing := time.NewTicker(time.Second)
+	defer failing.Stop()
 	for {
+		real := false
 		select {
 		case <-runCtx.Done():
 			return
-		case <-t.C:
+		case <-realTick.C:
+			real = true
+		case <-failing.C:
 		}
-		rev := w.Stats.StoreRevision.Load() - int64(50+rng.IntN(100))
-		if rev < w.cfg.MinRevision {
-			continue // history before the run is not the run's to compact
-		}
-		if rev <= last {
+		a, ok := gen.Compaction(w.revisions(), real)
+		if !ok {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
-		_, err := c.Do(rctx, history.Request{Kind: history.OpCompact, Revision: rev})
-		cancel()
-		if targets.CodeOf(err) == history.ErrRefused {
-			return // the first compaction asked, and the target refuses them
+		if real {
+			// The member comparer's round before a compaction, and while it
+			// bisects a divergence, no compaction past where the members
+			// last agreed (members.go).
+			if held := w.beforeCompact(reqCtx, a.Op.Revision); held < a.Op.Revision {
+				if held <= w.Stats.CompactRevision.Load() || held < w.cfg.MinRevision {
+					continue
+				}
+				a.Op.Revision = held
+			}
 		}
-		if err == nil {
-			last = rev
-			w.Stats.CompactRevision.Store(rev)
+		rctx, cancel := context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
+		resp, err := c.DoDrawn(rctx, *a.Op, a.Draw)
+		cancel()
+		code, words := outcome(err)
+		gen.Learn(a, resp, code, words)
+		if err == nil && real {
+			// Only a real compaction's answer says where history begins;
+			// one that should have failed and did not is the checks' to judge.
+			w.Stats.CompactRevision.Store(max(w.Stats.CompactRevision.Load(), a.Op.Revision))
+		}
+		if real { // after the grammar's own, so the pattern takes none of its turns
+			if rev, done := w.compactRace(reqCtx, c, w.Stats.CompactRevision.Load()); done && rev > 0 { // patterns.go: compact-race
+				w.Stats.CompactRevision.Store(max(w.Stats.CompactRevision.Load(), rev))
+			}
 		}
 	}
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/vigil-suite/vigil/targets"
 )
 
-// Leases. The checkers' models know no lease: a key a lease took away
-// would look like a delete nobody made. So every lease a put attaches to
-// is granted for longer than the run can last (leaseTTL) and kept alive
-// besides, and never revoked; the leases the workload revokes are granted
-// for that purpose and no key is ever attached to them.
+// Background leases. Two leases, granted by calls for longer than the
+// run can last (leaseTTL) and kept alive besides, are never revoked: puts
+// attach to them as to the leases the grammar grants and revokes as
+// operations (which the model judges, keys and all). Every second the
+// leaser grants and at once revokes a lease no key is ever attached to.
 
 // leasedCount is how many leases puts attach to.
 const leasedCount = 2
@@ -87,6 +87,7 @@ func (w *Workload) grantLeases(ctx context.Context, c *targets.Recording) {
 		cancel()
 		if err == nil {
 			w.leases.add(a.ID)
+			w.gleases.AddBackground(a.ID)
 		}
 	}
 }

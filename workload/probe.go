@@ -10,13 +10,18 @@ import (
 
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
-// probed is what asking the target for every form found.
+// probed is what asking the target for every production found.
 type probed struct {
-	// refused: the forms the target refused, with its words, and the
-	// capabilities older histories named (history.CapTxn, ...).
+	// refused: the productions the target refused, with its words, and
+	// the names older histories and the checks use (history.CapTxn, the
+	// watch forms, the lease call kinds...).
 	refused map[string]string
+	// asked counts the productions asked; served lists those answered.
+	asked  int
+	served []string
 	// head is the store's revision once the probe cleaned up after itself:
 	// the run reads, watches and compacts above it.
 	head int64
@@ -25,31 +30,19 @@ type probed struct {
 	dirty bool
 }
 
-// watchOptions are the watch forms the watchers use, each with how a
-// probe asks for it alone.
-var watchOptions = []struct {
-	form string
-	set  func(r *history.WatchRequest, head int64)
-}{
-	{history.FormWatch, func(*history.WatchRequest, int64) {}},
-	{history.FormWatchPrevKV, func(r *history.WatchRequest, _ int64) { r.PrevKV = true }},
-	{history.FormWatchProgressNotify, func(r *history.WatchRequest, _ int64) { r.ProgressNotify = true }},
-	{history.FormWatchNoPut, func(r *history.WatchRequest, _ int64) { r.NoPut = true }},
-	{history.FormWatchNoDelete, func(r *history.WatchRequest, _ int64) { r.NoDelete = true }},
-	{history.FormWatchStartRev, func(r *history.WatchRequest, head int64) { r.StartRevision = head }},
-}
-
-// probeForms asks the target once for every form the workload can send,
-// through c, before the history starts: each KV form of the default mix
-// and the final write, HashKV, the lease calls, each watch option and a
-// progress request. A form is refused only when the answer says so (gRPC
-// Unimplemented, or "not supported"/"not implemented"); any other error
-// is the workload's to meet and the checks' to judge. Writes go to two
-// keys under the prefix, removed afterwards (a lease revoke, then a
-// delete of a form the target serves). Compaction is not asked here, as
-// every compaction changes the store: the run's first one asks, and a
-// refusal stops the compactor (the accounting shows it refused).
-func probeForms(ctx context.Context, c targets.Client, prefix string, leaseTTL int64, timeout time.Duration) probed {
+// probeForms asks the target once for every production of the grammar
+// that the shape ws reaches, through c, before the history starts: each
+// by its plainest request (grammar's Ask: every other field its plainest
+// class), the final write, the lease calls the workload keeps in the
+// background, each watch production (a watch opened until it is created)
+// and a progress request. A production is refused only when the answer
+// says so (gRPC Unimplemented, or "not supported"/"not implemented"); any
+// other error is the workload's to meet and the checks' to judge. Writes
+// go to two keys under the prefix, removed afterwards (the probe's leases
+// revoked, then a delete the target serves). Compaction is not asked
+// here, as every compaction changes the store: the run's compactions ask,
+// and a refusal prunes what they drew.
+func probeForms(ctx context.Context, c targets.Client, prefix string, ws *grammar.Weights, leaseTTL int64, timeout time.Duration) probed {
 	p := probed{refused: map[string]string{}}
 	key, key2 := prefix+"probe", prefix+"probe2"
 	do := func(req history.Request) (*history.Response, error) {
@@ -57,9 +50,9 @@ func probeForms(ctx context.Context, c targets.Client, prefix string, leaseTTL i
 		defer cancel()
 		return c.Do(rctx, req)
 	}
-	note := func(form string, err error) bool {
+	note := func(name string, err error) bool {
 		if refusedErr(err) {
-			p.refused[form] = err.Error()
+			p.refused[name] = err.Error()
 			return true
 		}
 		return false
@@ -71,13 +64,12 @@ func probeForms(ctx context.Context, c targets.Client, prefix string, leaseTTL i
 		note(string(kind), err)
 		return a, err
 	}
-	g := &gen{rng: seeded(0, "probe"), prefix: prefix, key: key, other: key2, modRev: map[string]int64{},
-		vals: map[string]string{}, floor: 1, probe: true}
+	rev := grammar.Revisions{Floor: 1}
 	if resp, err := do(history.Request{Kind: history.OpRange, Key: key}); err == nil {
-		g.head = resp.Revision
+		rev.Head = resp.Revision
 	}
 
-	// The lease the leased put attaches to; a keyless one to revoke.
+	// The leaser's calls: a grant, a keep-alive, a grant and its revoke.
 	var leased int64
 	if a, err := lease(history.CallLeaseGrant, 0); err == nil {
 		leased = a.ID
@@ -86,30 +78,69 @@ func probeForms(ctx context.Context, c targets.Client, prefix string, leaseTTL i
 			lease(history.CallLeaseRevoke, spare.ID)
 		}
 	}
-	g.lease = leased
 
-	for i, f := range defaultMix {
-		if f.name == "put-lease" && leased == 0 {
-			continue // nothing to attach: not asked
-		}
-		g.value = fmt.Sprintf("probe.%d", i)
-		req := f.make(g)
-		resp, err := do(req)
-		if !note(f.name, err) && err == nil {
-			learn(g.modRev, g.vals, req, resp)
-			g.head = max(g.head, resp.Revision)
+	// Each production by its plainest request. Some need what an earlier
+	// one made (a lease granted, then revoked; a key present): a second
+	// pass asks them.
+	pruner, leases := grammar.NewPruner(), &grammar.Leases{}
+	gen := grammar.New(grammar.Config{Weights: grammar.Plain(), Prefix: prefix, Keys: []string{key, key2}, Leases: leases,
+		Pruner: pruner, Client: "probe", LeaseTTL: leaseTTL, ChosenBase: chosenBase(prefix)}, seeded(0, "probe"))
+	var prods []string
+	for _, pr := range ws.Reachable() {
+		if !strings.HasPrefix(pr, "compact.") && !strings.HasPrefix(pr, "watch.") {
+			prods = append(prods, pr)
 		}
 	}
+	asked := map[string]bool{}
+	for pass := 0; pass < 4; pass++ {
+		progress := false
+		for _, pr := range prods {
+			if asked[pr] {
+				continue
+			}
+			a, ok := gen.Ask(pr, rev)
+			if !ok {
+				continue
+			}
+			asked[pr], progress = true, true
+			var resp *history.Response
+			var err error
+			if a.Op != nil {
+				resp, err = do(*a.Op)
+			} else {
+				rctx, cancel := context.WithTimeout(ctx, timeout)
+				_, err = c.Lease(rctx, targets.LeaseRequest{Kind: a.Call.Kind, ID: a.Call.ID, TTL: a.Call.TTL, Attached: a.Call.Attached})
+				cancel()
+			}
+			if note(pr, err) {
+				pruner.Refuse(pr, err.Error())
+				gen.Learn(a, nil, history.ErrUnknown, "") // as a write that may have been applied
+				continue
+			}
+			code, words := outcome(err)
+			gen.Learn(a, resp, code, words)
+			if resp != nil {
+				rev.Head = max(rev.Head, resp.Revision)
+				rev.Compact = max(rev.Compact, resp.CompactRevision)
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	p.asked, p.served = len(asked), pruner.Served()
 	_, err := do(finalWrite(key, key2, "probe.final"))
 	note(formFinal, err)
-	_, err = do(history.Request{Kind: history.OpHashKV})
-	note(history.CapHashKV, err)
-	p.probeWatches(ctx, c, key, g.head, timeout)
+	p.probeWatches(ctx, c, key, ws, rev, timeout)
 
-	// Clean up: the revoke removes what the leased put left attached; a
+	// Clean up: revokes remove what the leased puts left attached; a
 	// delete of a served form the rest.
-	if _, no := p.refused[string(history.CallLeaseRevoke)]; !no && leased != 0 {
-		lease(history.CallLeaseRevoke, leased)
+	if _, no := p.refused[string(history.CallLeaseRevoke)]; !no {
+		for _, id := range append(leases.LiveLeases(), leased) {
+			if id != 0 {
+				lease(history.CallLeaseRevoke, id)
+			}
+		}
 	}
 	for _, k := range []string{key, key2} {
 		if !p.remove(do, k) {
@@ -119,14 +150,14 @@ func probeForms(ctx context.Context, c targets.Client, prefix string, leaseTTL i
 	if resp, err := do(history.Request{Kind: history.OpRange, Key: key}); err == nil {
 		p.head = resp.Revision
 	} else {
-		p.head = g.head
+		p.head = rev.Head
 	}
 	p.addCapabilities()
 	return p
 }
 
-// remove deletes key if it exists, by a delete form the target serves,
-// and reports whether it is gone.
+// remove deletes key if it exists, by a delete the target serves, and
+// reports whether it is gone.
 func (p *probed) remove(do func(history.Request) (*history.Response, error), key string) bool {
 	for attempt := 0; attempt < 3; attempt++ {
 		resp, err := do(history.Request{Kind: history.OpRange, Key: key})
@@ -136,61 +167,110 @@ func (p *probed) remove(do func(history.Request) (*history.Response, error), key
 		if len(resp.KVs) == 0 {
 			return true
 		}
-		if _, no := p.refused[history.CapDelete]; !no {
+		switch {
+		case !p.refuses("request.kind=delete") && !p.refuses("delete.span=key"):
 			do(history.Request{Kind: history.OpDelete, Key: key})
-		} else if _, no := p.refused[formKubeDelete]; !no {
-			do(kubeDelete(&gen{key: key, modRev: map[string]int64{key: resp.KVs[0].ModRevision}}))
-		} else {
+		case !p.refuses("txn.op=then/delete") && !p.refuses(formKubeDelete):
+			do(kubeDelete(key, resp.KVs[0].ModRevision))
+		default:
 			return false
 		}
 	}
 	return false
 }
 
-// probeWatches opens one watch per option and waits for it to be created
-// or refused; on the first that is created it requests progress.
-func (p *probed) probeWatches(ctx context.Context, c targets.Client, key string, head int64, timeout time.Duration) {
+func (p *probed) refuses(name string) bool {
+	_, no := p.refused[name]
+	return no
+}
+
+// watchLegacy are the watch forms older histories and the watchers name,
+// by the production that asks for each.
+var watchLegacy = map[string]string{
+	"watch.start=0":              history.FormWatch,
+	"watch.prev_kv=true":         history.FormWatchPrevKV,
+	"watch.progress_notify=true": history.FormWatchProgressNotify,
+	"watch.filter=no_put":        history.FormWatchNoPut,
+	"watch.filter=no_delete":     history.FormWatchNoDelete,
+	"watch.start=head":           history.FormWatchStartRev,
+}
+
+// probeWatches opens one watch per watch production the shape reaches
+// (the plainest watch but for that production: from now, on one key) and
+// waits for it to be created or refused; on the first that is created it
+// requests progress.
+func (p *probed) probeWatches(ctx context.Context, c targets.Client, key string, ws *grammar.Weights, rev grammar.Revisions, timeout time.Duration) {
 	progressAsked := false
-	for _, o := range watchOptions {
+	rng := seeded(0, "probe-watch")
+	for _, pr := range ws.Reachable() {
+		if !strings.HasPrefix(pr, "watch.") || pr == "watch.start=resume" {
+			continue
+		}
 		req := history.WatchRequest{Key: key}
-		o.set(&req, max(head, 1))
-		wctx, cancel := context.WithTimeout(ctx, timeout)
-		ch := c.Watch(wctx, req)
-	wait:
-		for {
-			select {
-			case m, open := <-ch:
-				switch {
-				case !open:
-					break wait
-				case m.Err != nil:
-					if refusedErr(m.Err) {
-						p.refused[o.form] = m.Err.Error()
-					}
-					break wait
-				case m.Response.Canceled:
-					if history.SaysRefused(m.Response.CancelReason) {
-						p.refused[o.form] = m.Response.CancelReason
-					}
-					break wait
-				case m.Response.Created:
-					if !progressAsked {
-						progressAsked = true
-						if err := c.RequestProgress(wctx); refusedErr(err) {
-							p.refused[string(history.CallProgress)] = err.Error()
-						}
-					}
-					break wait
-				}
-			case <-wctx.Done():
-				break wait
+		class := pr[strings.IndexByte(pr, '=')+1:]
+		switch grammar.Field(pr) {
+		case "watch.start":
+			start, ok := grammar.WatchStart(class, rev, rng)
+			if !ok {
+				continue // no compaction known: the run asks
+			}
+			req.StartRevision = start
+		case "watch.span":
+			if class == "prefix" {
+				req.End = prefixEnd(key)
+			}
+		case "watch.prev_kv":
+			req.PrevKV = class == "true"
+		case "watch.progress_notify":
+			req.ProgressNotify = class == "true"
+		case "watch.filter":
+			req.NoPut, req.NoDelete = class == "no_put", class == "no_delete"
+		case "watch.fragment":
+			req.Fragment = class == "true"
+		}
+		words, refused := p.watchOnce(ctx, c, req, timeout, &progressAsked)
+		if refused {
+			p.refused[pr] = words
+			if f, ok := watchLegacy[pr]; ok {
+				p.refused[f] = words
 			}
 		}
-		cancel()
+	}
+}
+
+// watchOnce opens one watch until it is created or refused.
+func (p *probed) watchOnce(ctx context.Context, c targets.Client, req history.WatchRequest, timeout time.Duration, progressAsked *bool) (string, bool) {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ch := c.Watch(wctx, req)
+	defer func() {
 		go func() {
 			for range ch { // until the adapter closes it
 			}
 		}()
+	}()
+	for {
+		select {
+		case m, open := <-ch:
+			switch {
+			case !open:
+				return "", false
+			case m.Err != nil:
+				return m.Err.Error(), refusedErr(m.Err)
+			case m.Response.Canceled:
+				return m.Response.CancelReason, history.SaysRefused(m.Response.CancelReason)
+			case m.Response.Created:
+				if !*progressAsked {
+					*progressAsked = true
+					if err := c.RequestProgress(wctx); refusedErr(err) {
+						p.refused[string(history.CallProgress)] = err.Error()
+					}
+				}
+				return "", false
+			}
+		case <-wctx.Done():
+			return "", false
+		}
 	}
 }
 
@@ -199,15 +279,23 @@ func refusedErr(err error) bool {
 	return err != nil && (targets.CodeOf(err) == history.ErrRefused || history.SaysRefused(err.Error()))
 }
 
-// addCapabilities adds the capability names older histories used, which
-// checks read: serializable for range-serializable, txn for any txn form
-// beyond the Kubernetes storage layer's. (delete and hashkv are forms.)
+// addCapabilities adds the names older histories used, which checks
+// read: delete for plain deletes, serializable for serializable reads,
+// hashkv, txn for any txn beyond the Kubernetes storage layer's update
+// (the plainest txn: a production of txn or compare refused).
 func (p *probed) addCapabilities() {
-	if w, ok := p.refused["range-serializable"]; ok {
-		p.refused[history.CapSerializable] = w
+	for name, words := range p.refused {
+		switch {
+		case name == "request.kind=delete" || name == "delete.span=key":
+			p.refused[history.CapDelete] = words
+		case name == "range.serializable=true":
+			p.refused[history.CapSerializable] = words
+		case name == "request.kind=hashkv" || name == "hashkv.revision=0":
+			p.refused[history.CapHashKV] = words
+		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(p.refused)) {
-		if strings.HasPrefix(f, "txn-") && f != formKubeCreate && f != formKubeUpdate && f != formKubeDelete {
+		if strings.HasPrefix(f, "txn.") || strings.HasPrefix(f, "compare.") || f == "request.kind=txn" {
 			p.refused[history.CapTxn] = p.refused[f]
 			break
 		}
@@ -223,40 +311,43 @@ func RefusedText(refused map[string]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// Probe asks the target, through c (not recorded: the history has not
-// started), for every form the workload can send (probeForms), and makes
-// the workload ask only for what it serves (adapt). c.Prefix must be set;
-// c.Refused then holds the refused forms with the target's words, for
-// the history's meta.
+// Probe asks the target, through cl (not recorded: the history has not
+// started), for every production the workload can draw (probeForms),
+// and makes the workload draw only what it serves (adapt). c.Prefix must
+// be set; c.Refused then holds the refused productions with the target's
+// words, for the history's meta.
 func (c *Config) Probe(ctx context.Context, cl targets.Client) error {
 	timeout := c.RequestTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	return c.adapt(probeForms(ctx, cl, c.Prefix, c.leaseTTL(), timeout))
+	return c.adapt(probeForms(ctx, cl, c.Prefix, c.weights(), c.leaseTTL(), timeout))
 }
 
-// adapt makes the workload ask only for what the target serves: the
-// default mix without the refused forms (a refused write's share going
-// to the storage layer's txn form that replaces it), watches without the
-// refused options. It fails for a shape that cannot do without a refused
-// form. The run stays above the revisions the probe made.
+// adapt makes the workload draw only what the target serves: the
+// generators never draw a refused production, the watchers ask for no
+// refused option. It fails for a shape that cannot do without what was
+// refused. The run stays above the revisions the probe made.
 func (c *Config) adapt(p probed) error {
-	c.Refused = p.refused
+	c.Refused, c.served = p.refused, p.served
 	c.MinRevision = max(c.MinRevision, p.head+1)
 	if p.dirty {
 		c.Prefix += "run/"
 	}
 	switch c.Shape {
-	case "", ShapeDefault, ShapeFutureWatch:
-		c.mix = mixFor(p.refused)
-		if len(c.mix) == 0 {
-			return fmt.Errorf("the target refuses every form of the default workload: %s", RefusedText(p.refused))
-		}
 	case ShapeChurn, ShapeDeleteHeavy:
 		if w, no := p.refused[history.CapDelete]; no {
 			return fmt.Errorf("the %s workload needs plain deletes, which the target refuses (%s); use --workload kube-like or write-heavy", c.Shape, w)
 		}
+	}
+	served := false
+	for _, pr := range c.weights().Reachable() {
+		if strings.HasPrefix(pr, "request.kind=") && !c.refuses(pr) {
+			served = true
+		}
+	}
+	if !served {
+		return fmt.Errorf("the target refuses every request of the %s workload: %s", c.weights().Shape, RefusedText(p.refused))
 	}
 	if _, no := p.refused[history.FormWatch]; no {
 		c.Watchers = 0

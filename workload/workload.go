@@ -1,7 +1,7 @@
 // Package workload is what vigil sends: the etcd workload (KV clients
-// sending every request form the target serves, watchers, compactions,
-// leases, the final write), the probe that asks the target for each form
-// before the run, the workload shapes, and the Kubernetes workload
+// sending requests drawn from the etcd API's grammar, package grammar;
+// watchers, compactions, leases, the final write), the probe that asks
+// the target for each production before the run, the workload shapes, and the Kubernetes workload
 // (writers, racers, readers, informers, streamers, the etcd oracle). The
 // one place that decides what is sent; package suites runs it.
 package workload
@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets"
+	"github.com/vigil-suite/vigil/workload/grammar"
 )
 
 // Config sizes the KV + watch workload. The defaults suit a 2-core
@@ -54,17 +55,27 @@ type Config struct {
 	// recorded and judged on its own (history.Segment): a long run is
 	// then judged in memory bounded by a segment.
 	Segment time.Duration
-	// Refused lists the forms (history.FormOf, probe.go) the target
-	// refused when asked before the run, with its words; Probe fills it
-	// in and the workload avoids them.
+	// Refused lists the grammar's productions (and the forms and
+	// capabilities older histories name) the target refused when asked
+	// before the run, with its words; Probe fills it in and the workload
+	// draws none of them.
 	Refused map[string]string
-	// mix is the default shape's mix of forms for this target (mixFor);
-	// nil: all of defaultMix.
-	mix []weighted
+	// served lists the productions the probe saw answered: a refusal
+	// during the run does not blame them.
+	served []string
 	// NoEventFilters opens every watch without NoPut or NoDelete, as
 	// Kubernetes does (the kubernetes profile): a server is then not
 	// judged on filters Kubernetes never asks for.
 	NoEventFilters bool
+	// Patterns changes the shares of the placement and timing patterns
+	// from the shape's (patterns.go, PatternShares): "none", or
+	// comma-separated NAME=PERCENT.
+	Patterns string
+	// CompareEvery is the period of the member comparer's rounds
+	// (members.go) while the run goes on; 0: none. With two members or
+	// more, one more round follows the end-of-run convergence reads
+	// either way.
+	CompareEvery time.Duration
 }
 
 // DefaultConfig is what `vigil run` uses unless told otherwise.
@@ -72,6 +83,7 @@ func DefaultConfig() Config {
 	return Config{
 		Clients: 8, Rate: 600, Duration: 30 * time.Second, Keys: 16, Watchers: 12,
 		CompactEvery: 8 * time.Second, RequestTimeout: 5 * time.Second, FinalTimeout: 10 * time.Second,
+		CompareEvery: DefaultCompareEvery,
 	}
 }
 
@@ -92,8 +104,11 @@ func (c Config) Validate() error {
 		return errors.New("--keys must be at least 1")
 	case c.Watchers < 0:
 		return errors.New("--watchers must not be negative")
+	case c.CompareEvery < 0:
+		return errors.New("--compare-every must not be negative (0: compare the members only at the end)")
 	}
-	return nil
+	_, err := c.PatternShares()
+	return err
 }
 
 // Dialer opens a client to member number i (taken modulo the member count).
@@ -164,8 +179,18 @@ type Workload struct {
 	total   time.Duration // the run's length (cfg.Duration is a segment's while one runs)
 	seqs    []int         // each KV client's next value, across segments
 	segment int           // the segment running (0 when the run is whole)
-	mix     []weighted    // the default shape's forms and shares
-	leases  leasePool     // leases puts may attach to
+	leases  leasePool     // the background leases, kept alive by the leaser
+	weights *grammar.Weights
+	// pruner holds the productions the target refused, before the run or
+	// during it, shared by the generators; gleases the leases of the
+	// segment running that the generators draw from.
+	pruner  *grammar.Pruner
+	gleases *grammar.Leases
+	pat     *patterns // the placement and timing patterns (patterns.go); nil: none
+	// readers are the member comparer's clients, one per member (none
+	// with one member: nothing to compare); cmp is the segment's comparer.
+	readers []memberReader
+	cmp     *comparer
 	// In a segmented run the watchers go on across segments: cur is the
 	// prefix of the segment running (for the watchers of one key) and
 	// watchFloor the lowest revision a watch may start from (see
@@ -182,8 +207,12 @@ func New(cfg Config, dial Dialer, members int, rec *history.Recorder, seed int64
 	w := &Workload{cfg: cfg, dial: dial, members: members, rec: rec, seed: seed, wrap: wrap, total: cfg.Duration, seqs: make([]int, cfg.Clients),
 		Stats: &Stats{watchers: map[*watcher]struct{}{}}}
 	w.nextID.Store(int64(cfg.Clients + 1 + cfg.Watchers))
-	if w.mix = cfg.mix; w.mix == nil {
-		w.mix = mixFor(cfg.Refused)
+	w.weights, w.pruner, w.gleases = cfg.weights().Without(cfg.refuses), grammar.NewPruner(), &grammar.Leases{}
+	for name, words := range cfg.Refused {
+		w.pruner.Refuse(name, words)
+	}
+	for _, p := range cfg.served {
+		w.pruner.MarkServed(p)
 	}
 	return w
 }
@@ -218,7 +247,10 @@ func (w *Workload) seeded(name string) *rand.Rand {
 // floor raises a revision the workload picked to the lowest it may use.
 func (w *Workload) floor(rev int64) int64 { return max(rev, w.cfg.MinRevision, 1) }
 
-func (w *Workload) key(i int) string { return fmt.Sprintf("%sk%03d", w.cfg.Prefix, i) }
+func (w *Workload) key(i int) string { return keyIn(w.cfg.Prefix, i) }
+
+// keyIn is key number i under prefix.
+func keyIn(prefix string, i int) string { return fmt.Sprintf("%sk%03d", prefix, i) }
 
 // Run drives the workload for cfg.Duration (or until ctx ends), then makes
 // the final write and waits for the open watches to reach it. Client ids:
@@ -250,12 +282,26 @@ func (w *Workload) Run(ctx context.Context) error {
 		return err
 	}
 	clients = append(clients, lc)
+	if w.members > 1 {
+		for i := 0; i < w.members; i++ {
+			rc, err := w.NewClient(ctx, i)
+			if err != nil {
+				return err
+			}
+			clients = append(clients, rc)
+			w.readers = append(w.readers, rc)
+		}
+	}
 	watchClients := make([]*targets.Recording, w.cfg.Watchers)
 	for i := range watchClients {
 		if watchClients[i], err = w.client(ctx, i, w.cfg.Clients+1+i); err != nil {
 			return err
 		}
 		clients = append(clients, watchClients[i])
+	}
+	// The patterns' clients (patterns.go), after all others.
+	if err := w.openPatterns(ctx, func(c *targets.Recording) { clients = append(clients, c) }); err != nil {
+		return err
 	}
 
 	runCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
@@ -386,7 +432,9 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	}
 
 	// Leases before the clients start, so leased puts have one to attach to.
+	w.gleases = &grammar.Leases{}
 	w.grantLeases(ctx, lc)
+	w.beginPatterns(ctx)
 
 	watchers := shared
 	if watchers == nil {
@@ -397,6 +445,16 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	segCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
 	defer stop()
 	var wg sync.WaitGroup
+	cmp := w.comparer()
+	w.cmp = cmp
+	defer func() { w.cmp = nil }()
+	if cmp != nil && w.cfg.CompareEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmp.run(segCtx, ctx, w.cfg.CompareEvery)
+		}()
+	}
 	for i := 0; i < w.cfg.Clients; i++ {
 		wg.Add(1)
 		go func(c *targets.Recording) {
@@ -420,6 +478,7 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	if last {
 		during.Wait() // the faults heal before the final phase
 	}
+	w.endPatterns() // the bursts at the faults' edges are over too
 
 	err := ctx.Err() // interrupted: record what we have, skip the final phase
 	if err == nil && last {
@@ -433,10 +492,24 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	if err == nil && (shared == nil || last) {
 		if last {
 			w.convergence(ctx, w.cfg.Clients)
+			if cmp != nil {
+				cmp.round(ctx) // after the convergence reads, which kv/convergence judges as they were
+			}
 		}
 		w.rec.Add(history.Record{Mark: &history.Mark{Name: history.MarkEnd, Time: w.rec.Now()}})
 	}
 	return err
+}
+
+// comparer is the member comparer of the segment running, or nil with
+// one member.
+func (w *Workload) comparer() *comparer {
+	if len(w.readers) < 2 {
+		return nil
+	}
+	return newComparer(w.readers, w.cfg.Prefix, w.cfg.RequestTimeout, w.cfg.Refused, func() int64 {
+		return w.floor(w.Stats.CompactRevision.Load())
+	})
 }
 
 // finalPhase writes one last change and waits until every open watch has
@@ -500,16 +573,18 @@ func (w *Workload) finalRequest(ctx context.Context, c *targets.Recording, attem
 		_, err := c.Do(ctx, history.Request{Kind: history.OpPut, Key: doomed, Value: fmt.Sprintf("final-del.%d", attempt)})
 		return finalWrite(finalKey, doomed, value), err == nil
 	}
-	if _, no := w.cfg.Refused["put"]; !no {
+	if !w.cfg.refuses("request.kind=put") {
 		return history.Request{Kind: history.OpPut, Key: finalKey, Value: value}, true
 	}
 	resp, err := c.Do(ctx, history.Request{Kind: history.OpRange, Key: finalKey})
 	if err != nil {
 		return history.Request{}, false
 	}
-	g := &gen{key: finalKey, value: value, modRev: map[string]int64{}}
-	learn(g.modRev, map[string]string{}, history.Request{Kind: history.OpRange, Key: finalKey}, resp)
-	return kubeUpdate(g), true
+	var mod int64
+	if len(resp.KVs) > 0 {
+		mod = resp.KVs[0].ModRevision
+	}
+	return kubeUpdate(finalKey, value, mod), true
 }
 
 // convergence waits (bounded) until every member reports the same

@@ -21,15 +21,17 @@ import (
 
 // IsLinearizableOp reports whether o's answer reflects the cluster's
 // committed state at one instant inside its call-return interval: writes,
-// compactions (both go through raft and answer once applied) and ranges
-// that are not serializable. Serializable ranges, Status and HashKV answer
-// from one member's local state, which may lag.
+// compactions and lease grants and revokes (all go through raft and answer
+// once applied) and ranges and txns not served locally. Serializable
+// ranges and txns of serializable ranges alone (no request at all
+// included: history.Request.Local), Status and HashKV answer from one
+// member's local state, which may lag.
 func IsLinearizableOp(o *history.Operation) bool {
 	switch o.Request.Kind {
-	case history.OpPut, history.OpDelete, history.OpTxn, history.OpCompact:
+	case history.OpPut, history.OpDelete, history.OpCompact, history.OpLeaseGrant, history.OpLeaseRevoke:
 		return true
-	case history.OpRange:
-		return !o.Request.Serializable
+	case history.OpRange, history.OpTxn:
+		return !o.Request.Local()
 	}
 	return false
 }
@@ -115,11 +117,15 @@ func NewRevBounds(h *history.History) *RevBounds {
 	b := &RevBounds{Sole: soleWriter(h)}
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if o.Failed() {
+		if o.Failed() || o.Request.Kind == history.OpLeaseRevoke {
+			// A revoke's answer does not say whether it deleted keys, so
+			// whether it took a revision: as one of unknown outcome.
 			if o.Request.Kind.IsWrite() && !o.Definite() {
 				b.UnknownCalls = append(b.UnknownCalls, o.Call)
 			}
-			continue
+			if o.Failed() {
+				continue
+			}
 		}
 		if !IsLinearizableOp(o) {
 			continue

@@ -19,7 +19,10 @@ import (
 //   - members whose HashKV hashed the same revision report the same hash.
 //
 // A member whose every request after the mark failed cannot be judged: if
-// nothing disagrees, the verdict is unknown naming it, never pass.
+// nothing disagrees, the verdict is unknown naming it, never pass. The
+// member comparer's own requests (history.IsMemberCompare) are
+// kv/member-agreement's: its last round follows these reads and may ask
+// about other revisions.
 func CheckConvergence(h *history.History, cfg check.Config) check.Result {
 	col := check.NewCollector(cfg)
 	figures := map[string]float64{}
@@ -35,7 +38,7 @@ func CheckConvergence(h *history.History, cfg check.Config) check.Result {
 	asked := map[string]bool{}
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if o.Call < mark.Time || (o.Request.Kind != history.OpStatus && o.Request.Kind != history.OpHashKV) {
+		if !convergenceRead(o, mark) {
 			continue
 		}
 		asked[o.Member] = true
@@ -127,6 +130,13 @@ func CheckConvergence(h *history.History, cfg check.Config) check.Result {
 		return check.Skip(NameConvergence, why, figures)
 	}
 	return r
+}
+
+// convergenceRead: a Status or HashKV called after the final write, other
+// than the member comparer's.
+func convergenceRead(o *history.Operation, mark history.Mark) bool {
+	return o.Call >= mark.Time && (o.Request.Kind == history.OpStatus || o.Request.Kind == history.OpHashKV) &&
+		!history.IsMemberCompare(o)
 }
 
 func sortedMembers[T any](m map[string]T) []string {

@@ -35,6 +35,15 @@ func TestKVConvergence(t *testing.T) {
 				b.Status("m2", 9, 12, 13, 18) // lagging at first, agrees later
 				agree(b, "")
 			}},
+		{Name: "kv/convergence - the member comparer's requests after the final write are not its - pass", Want: check.Pass,
+			Build: func(b *histbuild.Builder) {
+				final(b)
+				agree(b, "")
+				for i, m := range []string{"m1", "m2"} {
+					id := b.HashKV(m, 9, 200+10*i, 205+10*i, 18, 20, 15, uint32(0x100+i))
+					b.H.Operations[id-1].Draw = []string{history.DrawMemberCompare, history.CompareBisect}
+				}
+			}},
 		{Name: "kv/convergence - members end at different revisions - fail", Want: check.Fail, Client: 9, Rev: 20,
 			Msg: "revision (Status): 19 on m3; 20 on m1, m2", Build: func(b *histbuild.Builder) {
 				final(b)

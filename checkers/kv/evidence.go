@@ -42,7 +42,7 @@ func memberReads(h *history.History) check.Evidence {
 	asked, answered := map[string]bool{}, map[string]bool{}
 	for i := range h.Operations {
 		o := &h.Operations[i]
-		if o.Call < mark.Time || (o.Request.Kind != history.OpStatus && o.Request.Kind != history.OpHashKV) {
+		if !convergenceRead(o, mark) {
 			continue
 		}
 		asked[o.Member] = true
@@ -56,4 +56,37 @@ func memberReads(h *history.History) check.Evidence {
 	}
 	e.Asked, e.Answered = len(asked), len(answered)
 	return e
+}
+
+// memberAnswers is kv/member-agreement's evidence: HashKV requests and
+// ranges at a revision, answered when a response came back. With fewer
+// than two members asked there is nothing to compare, so nothing was
+// asked of the check.
+func memberAnswers(h *history.History) check.Evidence {
+	e := check.Evidence{Request: "HashKV or range at a revision", Answer: "response", Records: check.RecordOperations}
+	members := map[string]bool{}
+	for i := range h.Operations {
+		o := &h.Operations[i]
+		if !atRevision(o) {
+			continue
+		}
+		members[o.Member] = true
+		e.Asked++
+		switch {
+		case o.Code == history.ErrRefused:
+			e.Refused++
+		case !o.Failed():
+			e.Answered++
+		}
+	}
+	if len(members) < 2 {
+		e.Asked, e.Answered, e.Refused = 0, 0, 0
+		e.Why = "fewer than two members were asked for HashKV or a range at a revision: nothing to compare"
+	}
+	return e
+}
+
+// atRevision: a HashKV or range at a revision, sent to a known member.
+func atRevision(o *history.Operation) bool {
+	return (o.Request.Kind == history.OpHashKV || o.Request.Kind == history.OpRange) && o.Request.Revision > 0 && o.Member != ""
 }

@@ -193,9 +193,9 @@ func classify(o *history.Operation) (linMode, bool) {
 	switch o.Request.Kind {
 	case history.OpStatus, history.OpHashKV, history.OpDefrag:
 		return 0, false
-	case history.OpRange:
-		if o.Request.Serializable {
-			return 0, false
+	case history.OpRange, history.OpTxn:
+		if o.Request.Local() {
+			return 0, false // answered from one member's state: it may lag
 		}
 	case history.OpLeaseGrant:
 		// A grant of unknown outcome made a lease no one was told of;
@@ -393,75 +393,97 @@ func forEachPut(r *history.Request, f func(put *history.Request)) {
 }
 
 // indexLeases numbers the leases the history names (index 0: none) and
-// picks those the model tracks: every one but the leases granted by a
-// call (the workload's background leases), which live through the history
-// unless an operation revokes them. A tracked lease that no operation of
-// the history grants is taken to exist or not by the first request that
-// shows which (granted in an earlier segment, or never). A lease revoked
-// by a call while a put names it is beyond the model, which does not
-// place calls.
+// picks those the model tracks: every one but
+//   - the leases granted by a call (the workload's background leases),
+//     which live through the history unless an operation revokes them;
+//   - the leases nothing grants or revokes that every put naming them
+//     found missing (lease-not-found) and those only compares name:
+//     none of them exists in the history (a made-up id, or one revoked
+//     before it).
+//
+// A tracked lease that nothing in the history grants does not exist at
+// its start when the history is the run's start; in a later segment it
+// is taken to exist or not by the first request that shows which (it may
+// have been granted in an earlier one). A lease revoked by a call while a put names it is
+// beyond the model, which does not place calls.
 func (ks *keyspace) indexLeases(h *history.History) error {
-	ks.leases, ks.leaseIdx, ks.dynamic = []int64{0}, map[int64]int32{0: 0}, []int32{0}
-	byCall := map[int64]bool{}
+	type use struct{ byCall, grantedByOp, revokedByOp, put, putLived bool }
+	uses := map[int64]*use{}
+	at := func(id int64) *use {
+		u := uses[id]
+		if u == nil {
+			u = &use{}
+			uses[id] = u
+		}
+		return u
+	}
 	for _, c := range h.CallsOf(history.CallLeaseGrant) {
 		if !c.Failed() {
-			byCall[c.Lease] = true
+			at(c.Lease).byCall = true
 		}
 	}
-	revokedByOp := map[int64]bool{}
-	for i := range h.Operations {
-		if o := &h.Operations[i]; o.Request.Kind == history.OpLeaseRevoke {
-			revokedByOp[o.Request.Lease] = true
-		}
-	}
-	tracked := 0
-	name := func(id int64) int32 {
-		if i, ok := ks.leaseIdx[id]; ok {
-			return i
-		}
-		i := int32(len(ks.leases))
-		ks.leases, ks.dynamic = append(ks.leases, id), append(ks.dynamic, 0)
-		ks.leaseIdx[id] = i
-		if !byCall[id] || revokedByOp[id] {
-			if tracked < maxLeases {
-				ks.dynamic[i] = int32(tracked) + 1
-			}
-			tracked++
-		}
-		return i
-	}
-	named := map[int64]bool{}
+	var order []int64 // ids in the order the history names them, for a stable numbering
 	for i := range h.Operations {
 		o := &h.Operations[i]
 		switch o.Request.Kind {
 		case history.OpLeaseGrant:
 			if !o.Failed() {
-				// Granted here: it did not exist before.
-				if bit := ks.dynamic[name(o.Response.Lease)] - 1; bit >= 0 {
-					ks.grantedHere.set(bit, true)
-				}
+				at(o.Response.Lease).grantedByOp = true
+				order = append(order, o.Response.Lease)
 			}
 		case history.OpLeaseRevoke:
-			name(o.Request.Lease)
+			at(o.Request.Lease).revokedByOp = true
+			order = append(order, o.Request.Lease)
 		}
 		o.Request.Walk(func(q *history.Request) bool {
 			if q.Lease != 0 && q.Kind == history.OpPut {
-				name(q.Lease)
-				named[q.Lease] = true
+				u := at(q.Lease)
+				u.put = true
+				u.putLived = u.putLived || o.Code != history.ErrLeaseNotFound
+				order = append(order, q.Lease)
 			}
 			for _, c := range q.Compares {
 				if strings.EqualFold(c.Target, history.CompareLease) && c.Int != 0 {
-					name(c.Int)
+					at(c.Int)
+					order = append(order, c.Int)
 				}
 			}
 			return true
 		})
 	}
-	if tracked > maxLeases {
-		return fmt.Errorf("the history names %d leases not granted by the workload's calls; the model tracks at most %d", tracked, maxLeases)
+	ks.leases, ks.leaseIdx, ks.dynamic = []int64{0}, map[int64]int32{0: 0}, []int32{0}
+	first := h.Meta.Segment == nil || h.Meta.Segment.Index == 0
+	tracked := 0
+	var knownDead []int32
+	for _, id := range order {
+		if _, ok := ks.leaseIdx[id]; ok {
+			continue
+		}
+		u := uses[id]
+		i := int32(len(ks.leases))
+		ks.leases = append(ks.leases, id)
+		ks.leaseIdx[id] = i
+		switch {
+		case u.byCall && !u.revokedByOp:
+			ks.dynamic = append(ks.dynamic, 0)
+		case !u.byCall && !u.grantedByOp && !u.revokedByOp && !u.putLived:
+			ks.dynamic = append(ks.dynamic, -1)
+		default:
+			tracked++
+			ks.dynamic = append(ks.dynamic, int32(tracked))
+			// Granted here, or granted nowhere while the history is the
+			// run's start: it did not exist before.
+			if u.grantedByOp || !u.byCall && first {
+				knownDead = append(knownDead, int32(tracked-1))
+			}
+		}
+	}
+	ks.grantedHere = newLeaseBits(tracked)
+	for _, n := range knownDead {
+		ks.grantedHere = ks.grantedHere.set(n, true)
 	}
 	for _, c := range h.CallsOf(history.CallLeaseRevoke) {
-		if named[c.Lease] && ks.dynamic[ks.leaseIdx[c.Lease]] == 0 {
+		if u := uses[c.Lease]; u != nil && u.put && ks.dynamic[ks.leaseIdx[c.Lease]] == 0 {
 			return fmt.Errorf("lease %d, which puts attach keys to, is revoked by a call (%d); the model places operations only", c.Lease, c.ID)
 		}
 	}

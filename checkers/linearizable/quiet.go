@@ -70,25 +70,24 @@ func (q *quietRecorder) add(o *history.Operation) {
 	case history.OpPut:
 		q.ackedPuts[o.Request.Key] = append(q.ackedPuts[o.Request.Key], resp.Revision)
 	case history.OpTxn:
-		br := o.Request.Failure
-		if resp.Succeeded {
-			br = o.Request.Success
-		}
 		wrote := false
-		for _, b := range br {
-			switch b.Kind {
+		var reads []*history.Response
+		history.Executed(&o.Request, resp, func(r *history.Request, in *history.Response) {
+			switch r.Kind {
 			case history.OpPut:
-				q.ackedPuts[b.Key] = append(q.ackedPuts[b.Key], resp.Revision)
+				q.ackedPuts[r.Key] = append(q.ackedPuts[r.Key], resp.Revision)
 				wrote = true
 			case history.OpDelete:
 				wrote = true
-			}
-		}
-		if !wrote {
-			for i := range resp.Responses {
-				if i < len(br) && br[i].Kind == history.OpRange && br[i].Revision == 0 {
-					see(resp.Responses[i].KVs)
+			case history.OpRange:
+				if r.Revision == 0 {
+					reads = append(reads, in)
 				}
+			}
+		})
+		if !wrote {
+			for _, in := range reads {
+				see(in.KVs)
 			}
 		}
 	}

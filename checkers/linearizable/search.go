@@ -47,9 +47,21 @@ func (set *searchSet) add(op *linOp, pop porcupine.Operation) {
 }
 
 // dependsOnCompaction reports whether an operation's verdict depends on the
-// compaction revision.
+// compaction revision: a compaction, or a request that reads at a revision
+// (a range, or a txn holding one at any depth).
 func dependsOnCompaction(op *linOp) bool {
-	return op.mode != modeEnd && (op.req.Kind == history.OpCompact || (op.req.Kind == history.OpRange && op.req.Revision > 0))
+	if op.mode == modeEnd {
+		return false
+	}
+	if op.req.Kind == history.OpCompact {
+		return true
+	}
+	reads := false
+	op.req.Walk(func(r *history.Request) bool {
+		reads = reads || r.Kind == history.OpRange && r.Revision > 0
+		return !reads
+	})
+	return reads
 }
 
 // searchOutcome is how one search ended.
@@ -74,6 +86,7 @@ func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
 	set := &searchSet{a: a, b: b, start: r.states[a], touched: map[int32]bool{}, class: map[*linOp]int32{}}
 	maxClient := 0
 	var last, maxRev int64
+	undated := false
 	prevRev, prevSlot := int64(-1), int8(-1)
 	for q := a; q < b; q++ {
 		i := pl.seq[q]
@@ -94,16 +107,35 @@ func (r *linRun) searchSet(a, b int32, excludeUsed bool) *searchSet {
 		if dependsOnCompaction(op) {
 			set.compactions = true
 		}
+		undated = undated || op.mode == modeMust && op.pin == 0
 	}
 	revLo := int64(-1) // the revision at the start, if known
 	if set.start.base != 0 {
 		revLo = set.start.current()
 	}
 	// The window fills free revisions up to its highest fixed one; those
-	// after are the next window's.
+	// after are the next window's. The last window has none after it: the
+	// store may end anywhere up to the highest revision the history shows
+	// (a write seen applied, with no read to date it, may take one above
+	// every fixed operation's: a cut of a running history).
 	endRev := maxRev
 	if endRev == 0 {
 		endRev = max(0, revLo)
+	}
+	switch {
+	case b == int32(len(pl.seq)):
+		endRev = max(endRev, p.ks.horizon)
+	case undated:
+		// A write seen applied but undated (no read shows its revision)
+		// is the window's to place, and may take a free revision above
+		// its highest fixed one: up to what the operation after it needs.
+		next := pl.seq[b]
+		if need := pl.rev[next]; need > 0 {
+			if pl.slot[next] == slotWrite {
+				need--
+			}
+			endRev = max(endRev, need)
+		}
 	}
 	revHi := endRev
 	for _, i := range pl.floaters {

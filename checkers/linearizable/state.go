@@ -3,6 +3,7 @@ package linearizable
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +49,9 @@ type keyspace struct {
 	pinWatch map[revKeyIdx]int64
 	// leases are the lease ids the history names (puts, compares, lease
 	// operations and calls), index 0 standing for no lease; dynamic[i]
-	// is the bit number + 1 a lease has in kvState.leaseKnown/leaseLive
+	// is the bit number + 1 a lease has in kvState.leaseKnown/leaseLive,
+	// 0 for one that lives through the history, -1 for one that never
+	// exists in it (indexLeases)
 	// has, 0 for a lease granted by a call and never revoked by an
 	// operation, which lives through the whole history.
 	leases   []int64
@@ -56,8 +59,8 @@ type keyspace struct {
 	dynamic  []int32
 	// leaseKeys lists, by lease index, the keys some put attaches to it.
 	leaseKeys map[int32][]int32
-	// grantedHere holds the bits of the tracked leases an operation of
-	// the history grants: known not to exist at its start.
+	// grantedHere holds the bits of the tracked leases known not to exist
+	// at the history's start (see indexLeases).
 	grantedHere leaseBits
 	// ignoreValue holds the keys some put with ignore_value may rewrite:
 	// a value seen on them does not date the write that made it.
@@ -144,19 +147,23 @@ type kvState struct {
 	leaseKnown, leaseLive leaseBits
 }
 
-// maxLeases is how many leases the model tracks in one history.
-const maxLeases = 256
+// leaseBits is a set of tracked leases, by bit number, shared between
+// states and never written once published: set returns a copy (leases
+// change far less often than keys, so copying the words is cheap).
+type leaseBits []uint64
 
-// leaseBits is a set of tracked leases, by bit number.
-type leaseBits [maxLeases / 64]uint64
+func newLeaseBits(n int) leaseBits { return make(leaseBits, (n+63)/64) }
 
-func (b *leaseBits) has(n int32) bool { return b[n/64]&(1<<(n%64)) != 0 }
-func (b *leaseBits) set(n int32, on bool) {
-	if on {
-		b[n/64] |= 1 << (n % 64)
-	} else {
-		b[n/64] &^= 1 << (n % 64)
+func (b leaseBits) has(n int32) bool { return b[n/64]&(1<<(n%64)) != 0 }
+
+// set returns b with bit n on or off, copied when it changes.
+func (b leaseBits) set(n int32, on bool) leaseBits {
+	if b.has(n) == on {
+		return b
 	}
+	c := slices.Clone(b)
+	c[n/64] ^= 1 << (n % 64)
+	return c
 }
 
 func initialState(ks *keyspace) kvState {
@@ -166,6 +173,7 @@ func initialState(ks *keyspace) kvState {
 		baseHi:     math.MaxInt64,
 		compactHi:  math.MaxInt64,
 		leaseKnown: ks.grantedHere,
+		leaseLive:  newLeaseBits(len(ks.grantedHere) * 64),
 	}
 }
 
@@ -305,7 +313,8 @@ func hashState(s kvState) uint64 {
 func stateEqual(a, b kvState) bool {
 	if a.rev != b.rev || a.ended != b.ended || a.base != b.base || a.baseLo != b.baseLo ||
 		a.baseHi != b.baseHi || a.compactLo != b.compactLo || a.compactHi != b.compactHi ||
-		a.khash != b.khash || len(a.chunks) != len(b.chunks) || a.leaseKnown != b.leaseKnown || a.leaseLive != b.leaseLive {
+		a.khash != b.khash || len(a.chunks) != len(b.chunks) || !slices.Equal(a.leaseKnown, b.leaseKnown) ||
+		!slices.Equal(a.leaseLive, b.leaseLive) {
 		return false
 	}
 	for i := range a.chunks {
@@ -382,11 +391,14 @@ func (ks *keyspace) kvString(s kvState, e kvEntry) string {
 // leaseState says whether lease index l exists in s: live, and known
 // (false while a lease granted before the history has not shown which).
 func (ks *keyspace) leaseState(s *kvState, l int32) (live, known bool) {
-	bit := ks.dynamic[l] - 1
-	if bit < 0 {
+	switch bit := ks.dynamic[l] - 1; {
+	case bit == -2:
+		return false, true // nothing grants it, every put found it missing
+	case bit < 0:
 		return l != 0, true // granted by a call, never revoked: it lives; no lease: none
+	default:
+		return s.leaseLive.has(bit), s.leaseKnown.has(bit)
 	}
-	return s.leaseLive.has(bit), s.leaseKnown.has(bit)
 }
 
 // setLease records in s that lease index l exists or not.
@@ -395,8 +407,8 @@ func (ks *keyspace) setLease(s *kvState, l int32, live bool) {
 	if bit < 0 {
 		return
 	}
-	s.leaseKnown.set(bit, true)
-	s.leaseLive.set(bit, live)
+	s.leaseKnown = s.leaseKnown.set(bit, true)
+	s.leaseLive = s.leaseLive.set(bit, live)
 }
 
 func (s *kvState) revString(rel int32) string {

@@ -80,11 +80,20 @@ func (p *linPrep) draw(h *history.History, run *linRun, w io.Writer, opts Visual
 	case run.st.reason != "":
 		return Visualization{}, fmt.Errorf("kv/linearizable is unknown (%s): nothing proven to draw", run.st.reason)
 	default:
-		// A passing check replayed every position, so any window starts
-		// from a known store.
+		// A passing check knows the store before every position the
+		// replay stepped, and at the start of every window it searched
+		// (not inside one): the drawing starts at such a place.
 		n := int32(len(pl.seq))
-		a := max(0, n-int32(opts.MaxOperations))
-		a, b := run.expand(a, n)
+		a, b := max(0, n-int32(opts.MaxOperations)), n
+		for moved := true; moved; {
+			a, b = run.expand(a, b)
+			moved = false
+			for _, win := range run.windows {
+				if win.a < a && a < win.b {
+					a, moved = win.a, true
+				}
+			}
+		}
 		set = run.searchSet(a, b, false)
 		out := run.porcupine(set, false)
 		if !out.ok {

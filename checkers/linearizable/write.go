@@ -2,6 +2,7 @@ package linearizable
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vigil-suite/vigil/history"
@@ -206,42 +207,45 @@ func (m kvModel) choosePath(s *kvState, paths []execPath) (int, bool) {
 // revoke needs its lease. etcd v3.6 reports the first failing check in
 // the path's order, v3.5 the puts' before the ranges': either is taken.
 
-// opCheck is the outcome of one operation's check in s: its error if it
-// fails, "" if it passes, and decided false when s does not know yet (the
-// start revision, the compaction, a lease granted before the history).
-func (m kvModel) opCheck(s *kvState, r *history.Request) (code history.ErrorCode, decided bool) {
+// opCheck is the outcome of one operation's checks in s: the errors its
+// failing checks give (a put may fail two: etcd v3.6 checks the key
+// first, v3.7 the lease), none if it passes, and decided false when s
+// does not know yet (the start revision, the compaction, a lease granted
+// before the history).
+func (m kvModel) opCheck(s *kvState, r *history.Request) (codes []history.ErrorCode, decided bool) {
+	decided = true
+	lease := func(id int64) {
+		switch live, known := m.ks.leaseState(s, m.ks.leaseIdx[id]); {
+		case !known:
+			decided = false
+		case !live:
+			codes = append(codes, history.ErrLeaseNotFound)
+		}
+	}
 	switch r.Kind {
 	case history.OpPut:
 		if (r.IgnoreValue || r.IgnoreLease) && m.get(s, r.Key).create == 0 {
-			return history.ErrKeyNotFound, true
+			codes = append(codes, history.ErrKeyNotFound)
 		}
 		if r.Lease != 0 && !r.IgnoreLease {
-			if live, known := m.ks.leaseState(s, m.ks.leaseIdx[r.Lease]); !known {
-				return "", false
-			} else if !live {
-				return history.ErrLeaseNotFound, true
-			}
+			lease(r.Lease)
 		}
 	case history.OpLeaseRevoke:
-		if live, known := m.ks.leaseState(s, m.ks.leaseIdx[r.Lease]); !known {
-			return "", false
-		} else if !live {
-			return history.ErrLeaseNotFound, true
-		}
+		lease(r.Lease)
 	case history.OpRange:
 		switch {
 		case r.Revision <= 0:
 		case s.base == 0:
-			return "", false
+			decided = false
 		case r.Revision > s.current():
-			return history.ErrFutureRevision, true
+			codes = append(codes, history.ErrFutureRevision)
 		case r.Revision < s.compactLo:
-			return history.ErrCompacted, true
+			codes = append(codes, history.ErrCompacted)
 		case r.Revision < s.compactHi:
-			return "", false
+			decided = false
 		}
 	}
-	return "", true
+	return codes, decided
 }
 
 // pathOutcome is the first error the path's checks give in s, "" for
@@ -250,8 +254,8 @@ func (m kvModel) pathOutcome(s *kvState, ops []history.Request) (code history.Er
 	decided = true
 	for i := range ops {
 		c, ok := m.opCheck(s, &ops[i])
-		if ok && c != "" {
-			return c, true
+		if len(c) > 0 {
+			return c[0], true
 		}
 		decided = decided && ok
 	}
@@ -264,16 +268,13 @@ func (m kvModel) pathOutcome(s *kvState, ops []history.Request) (code history.Er
 func (m kvModel) expectOutcome(s *kvState, ops []history.Request, want history.ErrorCode) bool {
 	for i := range ops {
 		r := &ops[i]
-		code, decided := m.opCheck(s, r)
+		codes, decided := m.opCheck(s, r)
 		switch {
-		case decided && want == "":
-			if code != "" {
-				return false
-			}
+		case want == "" && len(codes) > 0:
+			return false
+		case want != "" && slices.Contains(codes, want):
+			return true
 		case decided:
-			if code == want {
-				return true
-			}
 		case want == "":
 			if !m.narrowCheck(s, r, "") {
 				return false

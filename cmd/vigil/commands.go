@@ -195,6 +195,17 @@ correct answer. Exits 1 when a miss has no argument.`,
 		Args:    cobra.MinimumNArgs(1),
 		Example: `  vigil matrix merge --out runs/nightly results-a results-b`,
 	}, cmdMatrixMerge)
+	addTo(matrixCmd, &cobra.Command{
+		Use:   "rate DIR...",
+		Short: "the false-alarm rate of matrices of healthy runs: runs, alarms, 95% upper bound",
+		Long: `Read matrices of runs against healthy systems (each a matrix output dir) and
+print, in Markdown, how many cells ran, how many did not pass (a false alarm
+of vigil until its evidence shows a finding of the system) and the one-sided
+95% upper bound on the false-alarm rate (Clopper-Pearson), then each alarm.
+Exits 1 when some cell alarmed.`,
+		Args:    cobra.MinimumNArgs(1),
+		Example: `  vigil matrix rate runs/fp/etcd3 runs/fp/kube runs/fp/etcd5 runs/fp/docker`,
+	}, cmdMatrixRate)
 
 	add(&cobra.Command{
 		Use:   "cleanup [DIR...]",
@@ -236,8 +247,8 @@ var runFlagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "clients", "rate", "keys", "watchers",
-		"compact-every", "watch-bound", "start-timeout", "check-timeout", "max-unavailable", "conform", "history-format", "compress", "keep-data",
+	{"common", []string{"target", "fixture", "duration", "seed", "out", "workload", "patterns", "clients", "rate", "keys", "watchers",
+		"compact-every", "watch-bound", "compare-every", "start-timeout", "check-timeout", "max-unavailable", "conform", "history-format", "compress", "keep-data",
 		"fail-fast", "judge-every", "segment", "profile", "limitation"}},
 	{"etcd", []string{"members", "etcd-version", "etcd-binary", "endpoints", "failpoints", "snapshot-count",
 		"compaction-batch-limit", "watch-progress-notify-interval", "tls", "auth", "cacert", "cert", "key", "user", "password"}},

@@ -63,9 +63,9 @@ func TestConformKine(t *testing.T) {
 	assertNothingLeft(t, out)
 }
 
-// A chaos-free run against kine: every request form is asked for first
-// and the refused ones recorded, the workload sends every form kine
-// serves and none it refuses, the checks that need a refused capability say
+// A chaos-free run against kine: every production of the grammar is
+// asked for first and the refused ones recorded, the workload draws every
+// production kine serves and none it refuses, the checks that need a refused capability say
 // skipped with kine's words, and the deviations that show in every run
 // (watch filters ignored, versions not kept) fail their checks.
 func TestRunKine(t *testing.T) {
@@ -96,23 +96,18 @@ func TestRunKine(t *testing.T) {
 	g.Expect(h.Meta.Refuses).To(HaveKey("delete"))
 	g.Expect(h.Meta.Refuses).To(HaveKey("txn"))
 
-	// What kine serves is sent under concurrency all the same, plain puts
-	// above all (2,263 in a 30 s run, as measured); what it refused is
-	// listed with its words and never sent.
-	forms := map[string]reports.FormCount{}
-	for _, f := range r.Stats.Forms {
-		forms[f.Form] = f
+	// What kine serves is drawn under concurrency all the same, plain
+	// puts above all; what it refused is listed with its words and never
+	// drawn.
+	prods := map[string]reports.ProductionCount{}
+	for _, p := range r.Stats.Productions {
+		prods[p.Production] = p
 	}
-	// How many depends on the machine's load (kine over SQLite answered
-	// 66 operations a second alone here, 410 of them plain puts in 8 s,
-	// and 38 puts in all under make test's load); their share of what
-	// was sent, and that several clients sent them at once, do not.
-	sent := 0
-	for _, f := range r.Stats.Forms {
-		sent += f.Sent
-	}
-	g.Expect(forms["put"].Sent).To(BeNumerically(">=", 10), "%+v", forms["put"])
-	g.Expect(float64(forms["put"].Sent)).To(BeNumerically(">=", 0.05*float64(sent)), "plain puts among %d requests sent: %+v", sent, forms["put"])
+	// How many depends on the machine's load; the puts' share of what was
+	// sent, and that several clients sent them at once, do not.
+	sent := prods["request.kind=range"].Sent + prods["request.kind=put"].Sent + prods["request.kind=txn"].Sent
+	g.Expect(prods["request.kind=put"].Sent).To(BeNumerically(">=", 10), "%+v", prods["request.kind=put"])
+	g.Expect(float64(prods["request.kind=put"].Sent)).To(BeNumerically(">=", 0.05*float64(sent)), "puts among %d requests sent", sent)
 	putters := map[int]bool{}
 	for _, o := range h.Operations {
 		if o.Request.Kind == history.OpPut {
@@ -120,16 +115,18 @@ func TestRunKine(t *testing.T) {
 		}
 	}
 	g.Expect(len(putters)).To(BeNumerically(">=", 4), "clients that sent plain puts")
-	for _, f := range []string{"put-prev-kv", "put-lease", "range-prefix-count-only", "range-prefix-keys-only",
-		"range-prefix-limit", "range-rev", "txn-mod-else-read", "txn-mod-delete-else-read", "lease-grant"} {
-		g.Expect(forms[f].Answered).To(BeNumerically(">", 0), f)
+	for _, p := range []string{"put.prev_kv=true", "put.lease=live", "range.count_only=true", "range.span=prefix",
+		"range.limit=1", "range.revision=past", "txn.op=then/put", "txn.op=then/delete", "delete.prev_kv=true",
+		"request.kind=lease-grant"} {
+		g.Expect(prods[p].Answered).To(BeNumerically(">", 0), p)
 	}
-	for _, f := range []string{"delete", "delete-prev-kv", "range-serializable", "txn-version-else-read",
-		"txn-mod-multi-else-read", "lease-revoke", "lease-keepalive"} {
-		g.Expect(forms[f].RefusedBefore).NotTo(BeEmpty(), f)
-		g.Expect(forms[f].Sent).To(BeZero(), f)
+	for _, p := range []string{"request.kind=delete", "range.serializable=true", "compare.test=version/=", "txn.then=2",
+		"request.kind=lease-revoke", "lease-keepalive.lease=live"} {
+		g.Expect(prods[p].RefusedBefore).NotTo(BeEmpty(), p)
+		g.Expect(prods[p].Sent).To(BeZero(), p)
 	}
-	g.Expect(forms["delete"].RefusedBefore).To(ContainSubstring("delete is not implemented by kine"))
+	g.Expect(prods["request.kind=delete"].RefusedBefore).To(ContainSubstring("delete is not implemented by kine"))
+	g.Expect(r.Stats.NeverDrawn).To(BeEmpty(), "what kine serves is drawn")
 	assertNothingLeft(t, out)
 }
 

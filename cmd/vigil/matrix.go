@@ -99,6 +99,11 @@ func cmdMatrixMerge(fs *flag.FlagSet) action {
 	}
 }
 
+// cmdMatrixRate is `vigil matrix rate DIR...`.
+func cmdMatrixRate(fs *flag.FlagSet) action {
+	return func(dirs []string) (int, error) { return launch.MatrixRate(os.Stdout, dirs...) }
+}
+
 // loadSpec reads a spec and checks each cell's command line against vigil
 // run's flags (matrix.LoadSpec); every error is the command line's.
 func loadSpec(path string) (*matrix.Spec, []byte, error) {

@@ -5,6 +5,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/launch"
 	"github.com/vigil-suite/vigil/workload"
 )
@@ -39,10 +40,12 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.IntVar(&w.Clients, "clients", w.Clients, "concurrent KV clients")
 	fs.Float64Var(&w.Rate, "rate", w.Rate, "total KV requests per second (0: as fast as the clients get answers)")
 	fs.StringVar(&w.Shape, "workload", workload.ShapeDefault, "the shape of the load: "+strings.Join(workload.Shapes(), ", ")+" (see docs/workload.md)")
+	fs.StringVar(&w.Patterns, "patterns", "", "shares of the placement and timing patterns, from the shape's: none, or NAME=PERCENT,... for "+strings.Join(history.Patterns(), ", ")+" (see docs/workload.md)")
 	fs.IntVar(&w.Keys, "keys", w.Keys, "distinct keys the workload writes")
 	fs.IntVar(&w.Watchers, "watchers", w.Watchers, "concurrent watchers of the key prefix")
 	fs.DurationVar(&w.CompactEvery, "compact-every", w.CompactEvery, "period of compactions (0 disables)")
 	fs.DurationVar(&w.FinalTimeout, "watch-bound", w.FinalTimeout, "how long open watches get to deliver the final write")
+	fs.DurationVar(&w.CompareEvery, "compare-every", w.CompareEvery, "period of the member comparer's rounds: every member asked HashKV and a serializable read at a revision all have applied, bisected when they differ (kv/member-agreement; 0: only at the end)")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.StringVar(&o.Out, "out", "", "output dir (default runs/<timestamp>-<seed>)")
 	fs.StringVar(&o.Faults, "faults", "", "comma-separated faults to inject, e.g. kill-leader,pause-follower (see vigil faults)")

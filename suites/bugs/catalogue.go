@@ -216,6 +216,19 @@ func Catalogue() []Bug {
 			Notes: "an earlier entry named v3.5.14/v3.5.15 as affected/fixed, which the CHANGELOG contradicts; an earlier recipe without the patch (vigil's proxy holding watch responses instead) found only #19179's symptom on v3.5.14 and v3.5.15",
 		},
 		{
+			Number: 18667, Title: "a txn with a write and a range at a future or compacted revision fails on the member asked and is applied by the others: the members split",
+			Affected: "v3.6.16", Fixed: "v3.7.0",
+			Checks: []string{kv.NameMemberAgreement, kv.NameConvergence},
+			// The default workload sends such txns (a range of a txn's
+			// path at a future revision is one of the grammar's value
+			// classes); three members, so that one is not the one asked.
+			Recipe: Recipe{Members: 3, Rate: 300, CompactEvery: 8 * time.Second, Attempt: 12 * time.Second, Attempts: 5},
+			Sources: []string{"etcd-io/etcd#18667: specifying a revision for a range request in a transaction may cause data inconsistency",
+				"etcd server/v3 v3.6.16 etcdserver/server.go removeNeedlessRangeReqs (v3.5.17: etcdserver/apply.go); gone from v3.7.0",
+				"vigil's own runs: docs/findings/etcd-txn-range-divergence.md (v3.5.17 and v3.6.16 split, v3.7.3 does not)"},
+			Notes: "found by vigil's grammar workload and kv/member-agreement; the 3.6 line has no release with the fix (v3.6.16 is its newest), so the fixed release is v3.7.0",
+		},
+		{
 			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",
 			Affected: "v3.5.17", Fixed: "v3.5.18",
 			Checks: []string{watch.NameResumable},

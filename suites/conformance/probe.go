@@ -113,7 +113,12 @@ type Result struct {
 	// Failure is the failed expectation, as gomega worded it.
 	Failure string `json:"failure,omitempty"`
 	// Diff lists the differences from the reference transcript.
-	Diff       []string      `json:"diff,omitempty"`
+	Diff []string `json:"diff,omitempty"`
+	// Again, for a probe that no name alone runs (a grammar sequence),
+	// is the command that runs it again; ReproFile the reproduction
+	// program written for it, if one was.
+	Again      string        `json:"again,omitempty"`
+	ReproFile  string        `json:"repro_file,omitempty"`
 	Transcript []Step        `json:"transcript,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
 	// Profiles are the profiles the probe belongs to (ProfilesOf);

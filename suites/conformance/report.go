@@ -155,7 +155,14 @@ func (r Report) Table(w io.Writer) {
 		if r.Family != "etcd" {
 			flag = "--target " + r.Family + " "
 		}
-		fmt.Fprintf(w, "  reproduce: vigil conform %s--only %s; a standalone Go program: vigil conform %s--repro %s\n", flag, x.Name, flag, x.Name)
+		switch {
+		case x.ReproFile != "":
+			fmt.Fprintf(w, "  reproduce: %s; a standalone Go program: %s\n", x.Again, x.ReproFile)
+		case x.Again != "":
+			fmt.Fprintf(w, "  reproduce: %s\n", x.Again)
+		default:
+			fmt.Fprintf(w, "  reproduce: vigil conform %s--only %s; a standalone Go program: vigil conform %s--repro %s\n", flag, x.Name, flag, x.Name)
+		}
 	}
 	var unsupported []string
 	for _, x := range r.Results {

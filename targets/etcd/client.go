@@ -60,6 +60,10 @@ func Dial(endpoint string, dialTimeout time.Duration, sec fixtures.Security) (*C
 	return &Client{c: c, endpoint: endpoint}, nil
 }
 
+// Wrap makes an adapter of a client already connected to endpoint (a
+// recorded client of the conformance probes, say); Close closes it.
+func Wrap(c *clientv3.Client, endpoint string) *Client { return &Client{c: c, endpoint: endpoint} }
+
 // Member is the endpoint this client talks to.
 func (c *Client) Member() string { return c.endpoint }
 

@@ -57,6 +57,19 @@ func (c *client) Do(ctx context.Context, req history.Request) (*history.Response
 			}
 			defer c.s.writing(c.id, req.Key)()
 		}
+	case "stale-member-read":
+		if local, ok := localRead(req); ok && c.s.lasting(c, localReadWhat) {
+			req = local
+		}
+	case "diverge-member":
+		if req.Kind == history.OpPut {
+			if resp, err, ok := c.divergePut(ctx, req); ok {
+				return resp, err
+			}
+		}
+		if divergeEligible(req) {
+			return c.divergeRead(ctx, req)
+		}
 	case "stale-read":
 		if linearizableGet(req) {
 			if resp, err, ok := c.staleRead(ctx, req); ok {

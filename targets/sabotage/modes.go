@@ -18,6 +18,7 @@ import (
 	"time"
 
 	kubecheck "github.com/vigil-suite/vigil/checkers/kube"
+	kvcheck "github.com/vigil-suite/vigil/checkers/kv"
 	"github.com/vigil-suite/vigil/checkers/linearizable"
 	"github.com/vigil-suite/vigil/checkers/watch"
 )
@@ -39,6 +40,9 @@ type Mode struct {
 	// CompactEvery, when set, is the longest period of compactions the
 	// mode needs (compaction-silent needs watches that start below one).
 	CompactEvery time.Duration
+	// MinMembers, when set, is the fewest members the mode can be shown
+	// on (diverge-member needs another member to differ from).
+	MinMembers int
 
 	// arm is the part of the run, as fractions of its duration, in which
 	// the moment the saboteur arms is drawn; maxSkip is how many eligible
@@ -91,6 +95,18 @@ var modes = []Mode{
 		Description: "delivers an event the watch excludes: another key on a single-key watch, the filtered type on a " +
 			"filtered watch, else a key outside the watched range"},
 
+	// A server that is so all the time, not one injection: arms at once.
+	// Only a read sent to a member as another acknowledges a write meets
+	// the lag (the read-after-ack pattern): docs/sabotage.md measures it.
+	{Name: "stale-member-read", Check: linearizable.Name, arm: first, maxSkip: 0, MinDuration: 20 * time.Second,
+		Description: "answers every linearizable read from the state of the member asked, as a serializable read, with no read index " +
+			"(from the run's start): a member behind the leader misses writes another member acknowledged"},
+	// The member comparer reads every member every few seconds and once
+	// more at the run's end, so one write suffices whenever it falls.
+	{Name: "diverge-member", Check: kvcheck.NameMemberAgreement, arm: common, maxSkip: 2, MinMembers: 2,
+		Description: "one member looks as if it had not applied one put: from that put's revision on, its HashKV " +
+			"differs and its serializable reads at those revisions show the key as before the put"},
+
 	{Name: "quiet-end", Check: watch.NameCancelReason, arm: common, maxSkip: 2,
 		Description: "closes one watch stream after an event, with no cancel response and no error, while the client still waits"},
 
@@ -125,6 +141,16 @@ func (m Mode) Fits(duration, compactEvery time.Duration) error {
 	if m.CompactEvery > 0 && (compactEvery <= 0 || compactEvery > m.CompactEvery) {
 		return fmt.Errorf("sabotage mode %s needs compactions at least every %v (it needs watches that start below "+
 			"one); got --compact-every %v", m.Name, m.CompactEvery, compactEvery)
+	}
+	return nil
+}
+
+// FitsMembers says why a cluster of that many members cannot prove the
+// mode, or nil when it can.
+func (m Mode) FitsMembers(members int) error {
+	if members < m.MinMembers {
+		return fmt.Errorf("sabotage mode %s needs a cluster of at least %d members (a member can only differ "+
+			"from another); got %d", m.Name, m.MinMembers, members)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sabotage
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ type fake struct {
 	kvs     map[string]history.KV
 	scripts [][]targets.WatchMessage
 	watched []history.WatchRequest
+	sent    []history.Request // every request Do was given
 }
 
 func newFake(scripts ...[]targets.WatchMessage) *fake {
@@ -36,6 +38,7 @@ func (f *fake) Lease(context.Context, targets.LeaseRequest) (targets.LeaseAnswer
 func (f *fake) Do(_ context.Context, req history.Request) (*history.Response, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.sent = append(f.sent, req)
 	switch req.Kind {
 	case history.OpPut:
 		f.rev++
@@ -168,8 +171,8 @@ var seeds = []int64{1, 2, 3, 4, 5, 6, 7, 8}
 
 func TestModesTable(t *testing.T) {
 	ms := Modes()
-	if len(ms) != 22 || len(NamesFor(TargetEtcd)) != 16 || len(NamesFor(TargetKube)) != 6 {
-		t.Fatalf("%d modes (%d etcd, %d kube), want 16 etcd and 6 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
+	if len(ms) != 24 || len(NamesFor(TargetEtcd)) != 18 || len(NamesFor(TargetKube)) != 6 {
+		t.Fatalf("%d modes (%d etcd, %d kube), want 18 etcd and 6 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
 	}
 	for i, m := range ms {
 		if m.Name == "" || m.Check == "" || m.Description == "" {
@@ -655,5 +658,45 @@ func TestQuietEndNeedsAnEarlierEvent(t *testing.T) {
 		if len(events(out)) != 1 || len(rec.History().Faults) != 0 {
 			t.Fatalf("seed %d: cut a watch with one response with events: %+v", seed, out)
 		}
+	}
+}
+
+// stale-member-read: from the first, every linearizable read of every
+// client goes to its member as a serializable one; writes, serializable
+// reads and txns that write go as they came. One fault says so.
+func TestStaleMemberRead(t *testing.T) {
+	s, rec := newSaboteur(t, "stale-member-read", 1)
+	fk := newFake()
+	a, b := s.Wrap(fk, 42), s.Wrap(fk, 43)
+	put := history.Request{Kind: history.OpPut, Key: "k", Value: "v1"}
+	get := history.Request{Kind: history.OpRange, Key: "k"}
+	prefix := history.Request{Kind: history.OpRange, Key: "a", End: "b", Revision: 100}
+	serial := history.Request{Kind: history.OpRange, Key: "k", Serializable: true}
+	readTxn := history.Request{Kind: history.OpTxn, Compares: []history.Compare{{Key: "k", Target: "version", Result: ">", Int: 0}},
+		Success: []history.Request{get}, Failure: []history.Request{prefix}}
+	writeTxn := history.Request{Kind: history.OpTxn, Success: []history.Request{put}, Failure: []history.Request{get}}
+	do(t, a, put)
+	if r := do(t, a, get); len(r.KVs) != 1 || r.KVs[0].Value != "v1" {
+		t.Fatalf("the member's answer is not passed on: %+v", r)
+	}
+	do(t, b, prefix)
+	do(t, b, serial)
+	a.Do(context.Background(), readTxn) // the fake answers no txn: what it was sent is what counts
+	b.Do(context.Background(), writeTxn)
+
+	serialGet, serialPrefix := get, prefix
+	serialGet.Serializable, serialPrefix.Serializable = true, true
+	localTxn := readTxn
+	localTxn.Success, localTxn.Failure = []history.Request{serialGet}, []history.Request{serialPrefix}
+	want := []history.Request{put, serialGet, serialPrefix, serial, localTxn, writeTxn}
+	if !reflect.DeepEqual(fk.sent, want) {
+		t.Fatalf("sent to the member:\n%+v\nwant\n%+v", fk.sent, want)
+	}
+	if readTxn.Success[0].Serializable {
+		t.Fatal("the caller's request was changed in place")
+	}
+	f := onlyFault(t, rec, "stale-member-read")
+	if f.Details["what"] != localReadWhat || s.Injected() != 1 {
+		t.Fatalf("fault %+v (injected %d)", f, s.Injected())
 	}
 }

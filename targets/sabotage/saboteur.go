@@ -50,6 +50,8 @@ type Saboteur struct {
 	kube staleListMemory
 	// contended-lost-write: the clients with a put in flight, by key.
 	inflight map[string]map[int]bool
+	// diverge-member: the write the member diverges at (diverge.go).
+	div *divergence
 }
 
 type claimState int
@@ -194,17 +196,28 @@ func (s *Saboteur) fabricated() int {
 // dropped (ignore-progress): every one from the arming on. The first drop
 // records the fault; it lasts to the end of the run.
 func (s *Saboteur) ignoreProgress(c *client) bool {
+	return s.lasting(c, "from here on, every progress request of every client is dropped before it reaches the server")
+}
+
+// lasting reports whether a mode that lasts from its arming to the run's
+// end (ignore-progress, stale-member-read) applies to client c's request
+// now. The first request it applies to records the fault, whose details
+// say what every later one meets (what).
+func (s *Saboteur) lasting(c *client, what string) bool {
 	s.mu.Lock()
-	already := s.state == done
+	started := s.state != idle
 	s.mu.Unlock()
-	if already {
+	if started {
 		return true
 	}
+	start := s.rec.Now()
 	if !s.claim(0) {
-		return false
+		// Claimed by another client meanwhile: it applies from then on.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.state != idle
 	}
-	s.commit(c, s.rec.Now(), map[string]string{
-		"what": "from here on, every progress request of every client is dropped before it reaches the server"})
+	s.commit(c, start, map[string]string{"what": what})
 	return true
 }
 
