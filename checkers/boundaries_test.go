@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/internal/histbuild"
 	"github.com/vigil-suite/vigil/checkers/kube"
+	"github.com/vigil-suite/vigil/checkers/kv"
 	"github.com/vigil-suite/vigil/checkers/watch"
 	"github.com/vigil-suite/vigil/history"
 )
@@ -385,5 +386,30 @@ func TestEtcdWatchAcrossBoundary(t *testing.T) {
 			t.Errorf("the change at %d missed (the last before the boundary, the first after it): %s %s", skip, r.Verdict,
 				histbuild.ViolationTexts(r.Violations))
 		}
+	}
+}
+
+// A segment's read at a revision that a compaction of the segment before
+// compacted fails with ErrCompacted, as it must: kv/compaction knows that
+// compaction from the segment's context. Without it, the failure is no
+// compaction's doing, and a violation.
+func TestCompactionOfTheSegmentBefore(t *testing.T) {
+	judge := func(compact bool) check.Result {
+		b := histbuild.New()
+		b.H.Meta.Prefix = "/r/"
+		b.Op(1, 10, 13, history.Request{Kind: history.OpPut, Key: "/r/s000/a", Value: "0.1"}, &history.Response{Revision: 11}, "")
+		b.Op(1, 14, 17, history.Request{Kind: history.OpPut, Key: "/r/s000/a", Value: "0.2"}, &history.Response{Revision: 12}, "")
+		if compact {
+			b.Op(8, 20, 25, history.Request{Kind: history.OpCompact, Revision: 12}, &history.Response{Revision: 12}, "")
+		}
+		b.Op(8, 101, 104, history.Request{Kind: history.OpRange, Key: "/r/s001/a"}, &history.Response{Revision: 12}, "")
+		b.Op(2, 110, 113, history.Request{Kind: history.OpRange, Key: "/r/s001/a", Revision: 11}, nil, history.ErrCompacted)
+		return judgeSegments(segmentsOf(t, b.H, []string{"/r/s000/", "/r/s001/"}, 100))[kv.NameCompaction]
+	}
+	if r := judge(true); r.Verdict != check.Pass {
+		t.Errorf("compacted by the segment before: %s %s", r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
+	if r := judge(false); r.Verdict != check.Fail {
+		t.Errorf("compacted by nothing: %s, want fail", r.Verdict)
 	}
 }
