@@ -18,7 +18,8 @@ import "time"
 //
 // The cut shares no slice that a later Add could change.
 func (h *History) CutAt(t time.Duration) *History {
-	c := &History{Meta: h.Meta}
+	// The context is complete: it was sealed with the segment before.
+	c := &History{Meta: h.Meta, Context: h.Context}
 	for i := range h.Operations {
 		o := h.Operations[i]
 		if o.Call >= t {

@@ -83,6 +83,11 @@ type History struct {
 	KubeOps     []KubeOperation
 	KubeWatches []*KubeWatchStream
 
+	// Context, in a segment after a run's first, is what it holds of the
+	// segments before it only to judge its own records (see Context); no
+	// check judges it. Nil in a whole history.
+	Context *Context
+
 	// Cut, when not empty, says that the file this history was loaded
 	// from ends before the run did (vigil was killed while writing it):
 	// the records are the complete ones before the cut.

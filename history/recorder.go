@@ -107,7 +107,9 @@ func (r *Recorder) Horizon() time.Duration {
 
 // Snapshot is the history cut at its horizon (see CutAt), taken under the
 // recorder's lock so that no record is half added, and that horizon. In a
-// segmented run it is the newest open segment's, cut there.
+// segmented run it is the oldest open segment's, cut there: a newer one
+// gets its context (and the watches still open) only when the one before
+// it is sealed.
 func (r *Recorder) Snapshot() (*History, time.Duration) {
 	t := r.Horizon()
 	r.mu.Lock()
@@ -115,7 +117,7 @@ func (r *Recorder) Snapshot() (*History, time.Duration) {
 	if !r.seg.segmented {
 		return r.seg.whole.CutAt(t), t
 	}
-	return r.seg.open[len(r.seg.open)-1].CutAt(t), t
+	return r.seg.open[0].CutAt(t), t
 }
 
 // StartSegment opens the next segment of a segmented run now (the first

@@ -22,7 +22,10 @@ import (
 // record belongs to the segment its request was sent in (a watch's
 // responses and end to its watch's segment); the Segmenter applies that
 // rule, the same one for the recorder and for a file read back, so a
-// segment is complete when its seal is read.
+// segment is complete when its seal is read. Two exceptions: a Kubernetes
+// call belongs to the segment it was answered in, and a watch to the one
+// it ended in (see handOver): their answers may show the writes of every
+// segment up to there.
 
 // Segment places one segment in its run.
 type Segment struct {
@@ -110,7 +113,10 @@ func (s *Segmenter) Add(r Record) error {
 	case r.Call != nil:
 		return s.addAt(r, r.Call.Call)
 	case r.KubeOp != nil:
-		return s.addAt(r, r.KubeOp.Call)
+		// A Kubernetes call belongs to the segment it was answered in:
+		// the objects are the run's, so an answer after a boundary may
+		// show a write of the next segment (see handOver).
+		return s.addAt(r, max(r.KubeOp.Call, r.KubeOp.Return))
 	case r.Mark != nil:
 		return s.addAt(r, r.Mark.Time)
 	case r.ServerExit != nil:
@@ -226,7 +232,12 @@ func (s *Segmenter) seal(m Mark) error {
 	h := s.open[0]
 	s.open = s.open[1:]
 	seg := h.Meta.Segment
-	seg.End, seg.Last = m.Segment.End, m.Segment.Last
+	// The end is where the next segment began (begin set it), as the
+	// mark says, or the mark's time for the last.
+	if m.Segment.End != 0 {
+		seg.End = m.Segment.End
+	}
+	seg.Last = m.Segment.Last
 	if seg.End == 0 {
 		seg.End = m.Time
 	}
@@ -235,6 +246,7 @@ func (s *Segmenter) seal(m Mark) error {
 	}
 	if len(s.open) > 0 {
 		carry(h, s.open[0])
+		s.handOver(h, s.open[0])
 	}
 	for id, w := range s.watchOf {
 		if w == h {

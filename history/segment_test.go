@@ -82,8 +82,13 @@ func TestSegmentsRecordedAndReadBack(t *testing.T) {
 			if c := s1.Meta.Segment.Carried; len(c) != 1 || s1.Operations[0].ID != c[0] || s1.Operations[0].Request.Key != "/p/s000/gone" {
 				t.Errorf("%s: carried %v, first op %+v: want the delete of unknown outcome, first", name, c, s1.Operations[0])
 			}
-			if len(s0.Watches) != 1 || len(s0.Watches[0].Responses) != 1 {
-				t.Errorf("%s: segment 0's watch or its response is missing", name)
+			// The watch never ended: it belongs to the segment it ends in,
+			// the last, whole.
+			if len(s0.Watches) != 0 || len(s1.Watches) != 1 || len(s1.Watches[0].Responses) != 1 {
+				t.Errorf("%s: segment 0's open watch did not move whole into segment 1: %d and %d watches", name, len(s0.Watches), len(s1.Watches))
+			}
+			if s1.Context == nil || len(s1.Context.Operations) != 3 {
+				t.Errorf("%s: segment 1's context %+v: want segment 0's three writes", name, s1.Context)
 			}
 			if len(s0.Faults) != 1 || len(s1.Faults) != 2 {
 				t.Errorf("%s: faults %d and %d, want 1 and 2 (the one across the boundary in both)", name, len(s0.Faults), len(s1.Faults))

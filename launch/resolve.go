@@ -44,18 +44,16 @@ func (o *Options) resolveHeldTo() error {
 }
 
 // resolveSegment settles the run's segment length (Options.Segment):
-// --segment as given, else the default for an etcd run longer than
+// --segment as given, else the default for a run longer than
 // SegmentAbove, else none.
 func (o *Options) resolveSegment() error {
 	switch {
 	case o.Segment < 0:
 		return Usagef("--segment %s: give a length such as 60s, or 0 for none", o.Segment)
-	case o.given("segment") && o.Target == "kube" && o.Segment > 0:
-		return Usagef("--segment applies to --target etcd: a Kubernetes run is judged whole")
 	case o.given("segment") && o.Segment > 0 && o.Segment < 10*time.Second:
-		return Usagef("--segment %s: a segment must last at least 10s (each starts its watches and leases anew)", o.Segment)
+		return Usagef("--segment %s: a segment must last at least 10s (each holds the writes of the one before and its requests' timeouts)", o.Segment)
 	case o.given("segment"):
-	case o.Target == "kube" || o.Workload.Duration <= SegmentAbove:
+	case o.Workload.Duration <= SegmentAbove:
 		o.Segment = 0
 	}
 	return nil

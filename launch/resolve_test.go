@@ -123,3 +123,30 @@ func TestResolveHistoryFormat(t *testing.T) {
 		}
 	}
 }
+
+// A run longer than 2 minutes is cut into 30 s segments, a Kubernetes run
+// as an etcd one; --segment is honoured for either, and refused below 10 s.
+func TestResolveSegment(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(*Options)
+		given []string
+		want  time.Duration
+	}{
+		{"etcd, 30 s", func(o *Options) {}, nil, 0},
+		{"etcd, 3 m", func(o *Options) { o.Workload.Duration = 3 * time.Minute }, nil, DefaultSegment},
+		{"kube, 30 s", func(o *Options) { o.Target = "kube" }, nil, 0},
+		{"kube, 1 h", func(o *Options) { o.Target = "kube"; o.Workload.Duration = time.Hour }, nil, DefaultSegment},
+		{"kube, --segment 15s", func(o *Options) { o.Target = "kube"; o.Segment = 15 * time.Second }, []string{"segment"}, 15 * time.Second},
+		{"kube, 1 h, --segment 0", func(o *Options) { o.Target = "kube"; o.Workload.Duration = time.Hour; o.Segment = 0 }, []string{"segment"}, 0},
+	} {
+		o, err := resolved(t, c.edit, c.given...)
+		if err != nil || o.Segment != c.want {
+			t.Errorf("%s: segment %v, %v; want %v", c.name, o.Segment, err, c.want)
+		}
+	}
+	_, err := resolved(t, func(o *Options) { o.Target = "kube"; o.Segment = 5 * time.Second }, "segment")
+	if err == nil || !strings.Contains(err.Error(), "at least 10s") {
+		t.Errorf("--segment 5s = %v, want a usage error", err)
+	}
+}

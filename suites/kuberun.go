@@ -75,6 +75,7 @@ func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	if cfg.Workload.Namespace == "" {
 		cfg.Workload.Namespace = KubeNamespace(cfg.Seed, clock)
 	}
+	cfg.Workload.Segment = cfg.Segment
 	if err := cfg.Workload.Validate(); err != nil {
 		return history.Meta{}, nil, err
 	}

@@ -60,9 +60,9 @@ type Common struct {
 	LiveEvery time.Duration
 	FailFast  bool
 	// Segment, when positive and shorter than the run, cuts the run into
-	// segments of this length (history.Segment; the etcd target only),
-	// each judged as soon as it is complete and then dropped: a run of
-	// hours is judged in the memory of one segment.
+	// segments of this length (history.Segment), each judged as soon as
+	// it is complete and then dropped: a run of hours is judged in the
+	// memory of a few segments (and of the watches open across them).
 	Segment time.Duration
 	// Profile is recorded in the history: the checks outside it are
 	// reported but decide no verdict (and the live judge skips them).
@@ -136,9 +136,6 @@ func run(ctx context.Context, fx fixtures.Fixture, c Common, target string, dura
 	}
 	if err := sabotageFits(c.Sabotage, target, duration, compactEvery); err != nil {
 		return nil, err
-	}
-	if c.Segment > 0 && target != sabotage.TargetEtcd {
-		return nil, fmt.Errorf("--segment applies to the etcd target only: a Kubernetes run is judged whole")
 	}
 	clock := history.NewClock()
 	meta, undo, err := sc.prepare(ctx, clock)

@@ -17,7 +17,8 @@ import (
 
 // A segmented run against a real etcd: each segment is judged alone and
 // dropped, the merged verdicts pass, the file holds the segments with
-// their own prefixes (the last with the final phase), and vigil check
+// their own prefixes (the last with the final phase) and the watches that
+// spanned a boundary whole in the segment they ended in, and vigil check
 // judges the file as the run did. The same run with a dropped event must
 // fail watch/reliable: cutting the run does not blunt the check.
 func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
@@ -47,10 +48,11 @@ func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
 	}
 	path := filepath.Join(dir, "healthy", history.FileFor(""))
 	var segs []history.Segment
+	across := 0
 	values := map[string]int64{} // a put's value: the one write that wrote it, in the whole run
 	_, n, err := history.LoadSegments(path, func(h *history.History) error {
 		for _, o := range h.Operations[len(h.Meta.Segment.Carried):] {
-			if o.Request.Kind == history.OpPut {
+			if o.Request.Kind == history.OpPut && !o.Request.IgnoreValue { // that one keeps the key's value
 				prev, dup := values[o.Request.Value]
 				g.Expect(dup).To(BeFalse(), "value %q written by operations %d and %d", o.Request.Value, prev, o.ID)
 				values[o.Request.Value] = o.ID
@@ -58,7 +60,12 @@ func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
 		}
 		segs = append(segs, *h.Meta.Segment)
 		_, end := h.Mark(history.MarkEnd)
-		g.Expect(end).To(BeTrue(), "segment %d has its end mark", h.Meta.Segment.Index)
+		g.Expect(end).To(Equal(h.Meta.Segment.Last), "only the last segment has the run's end mark")
+		for _, w := range h.Watches {
+			if w.Call < h.Meta.Segment.Start {
+				across++ // opened in a segment before: judged whole here, where it ended
+			}
+		}
 		_, final := h.Mark(history.MarkFinalWrite)
 		g.Expect(final).To(Equal(h.Meta.Segment.Last), "only the last segment has the final write: segment %+v, marks %+v", h.Meta.Segment, h.Marks)
 		g.Expect(h.Operations).NotTo(BeEmpty())
@@ -71,6 +78,7 @@ func TestSegmentedRunJudgedSegmentBySegment(t *testing.T) {
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(n).To(Equal(3))
+	g.Expect(across).To(BeNumerically(">", 0), "some watch spans a boundary")
 	g.Expect(segs[0].Prefix).NotTo(Equal(segs[1].Prefix))
 	g.Expect(segs[1].Start).To(Equal(segs[0].End))
 	g.Expect(segs[2].Last).To(BeTrue())

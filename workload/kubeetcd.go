@@ -121,12 +121,13 @@ func (o OracleValues) Watch(ctx context.Context, req history.WatchRequest) <-cha
 type kubeOracle struct {
 	w       *KubeWorkload
 	c       *targets.Recording
+	rng     *rand.Rand
 	next    int64
 	lastRev atomic.Int64
 }
 
 func newKubeOracle(w *KubeWorkload, c *targets.Recording) *kubeOracle {
-	return &kubeOracle{w: w, c: c}
+	return &kubeOracle{w: w, c: c, rng: seeded(w.seed, "kube-oracle")}
 }
 
 // start reads etcd's head, so the watch begins before any write of the
@@ -156,9 +157,16 @@ func (o *kubeOracle) nudge(ctx context.Context) {
 func (o *kubeOracle) run(watchCtx context.Context) {
 	req := history.WatchRequest{Key: o.w.EtcdPrefix, End: prefixEnd(o.w.EtcdPrefix), ProgressNotify: true}
 	var resumes int64
-	for attempt := 0; attempt < 1000 && watchCtx.Err() == nil; attempt++ {
+	for attempt := 0; attempt < watchAttempts(o.w.cfg.Duration) && watchCtx.Err() == nil; attempt++ {
 		req.StartRevision = o.next
-		rw := o.c.Watch(watchCtx, req, resumes)
+		ctx, cancel := context.WithCancel(watchCtx)
+		stopRestart := func() bool { return false }
+		if o.w.cfg.segmented() {
+			// One watch per segment or so, resumed: the segment a watch
+			// ends in holds it whole, so none may span the run.
+			stopRestart = time.AfterFunc(jitter(o.rng, o.w.cfg.Segment), cancel).Stop
+		}
+		rw := o.c.Watch(ctx, req, resumes)
 		compacted := int64(0)
 		for resp := range rw.C {
 			for _, ev := range resp.Events {
@@ -173,6 +181,8 @@ func (o *kubeOracle) run(watchCtx context.Context) {
 				compacted = resp.CompactRevision
 			}
 		}
+		stopRestart()
+		cancel()
 		if compacted > 0 {
 			// A gap the history shows: the oracle vouches only from here on.
 			o.next, resumes = compacted, 0

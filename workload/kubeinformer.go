@@ -42,6 +42,12 @@ func newInformer(w *KubeWorkload, i int, c *kube.Recording, rng *rand.Rand) *inf
 	if i%2 == 1 {
 		inf.timeout = time.Duration(4+rng.IntN(6)) * time.Second
 	}
+	if w.cfg.segmented() && inf.restart == 0 && inf.timeout == 0 {
+		// A watch of a segmented run ends within a few segments (the one
+		// it ends in holds it whole); long enough still for the periodic
+		// bookmarks (about every minute) that kube/bookmarks waits 90 s for.
+		inf.restart = 4 * w.cfg.Segment
+	}
 	return inf
 }
 
@@ -49,7 +55,7 @@ func newInformer(w *KubeWorkload, i int, c *kube.Recording, rng *rand.Rand) *inf
 // (the run's), watches off watchCtx (closed after the final phase).
 func (inf *informer) run(watchCtx, reqCtx context.Context) {
 	w := inf.w
-	if !sleepCtx(watchCtx, time.Duration(inf.index)*w.cfg.Duration/time.Duration(4*max(1, w.cfg.Informers))) {
+	if !sleepCtx(watchCtx, time.Duration(inf.index)*w.cfg.stagger()/time.Duration(4*max(1, w.cfg.Informers))) {
 		return
 	}
 	w.track(&inf.state)
@@ -58,7 +64,7 @@ func (inf *informer) run(watchCtx, reqCtx context.Context) {
 	var listOp, resumes int64
 	relist, listed := true, false
 	// Bounded: each iteration opens at most one watch; a run opens far fewer.
-	for attempt := 0; attempt < 10000 && watchCtx.Err() == nil; attempt++ {
+	for attempt := 0; attempt < watchAttempts(w.cfg.Duration) && watchCtx.Err() == nil; attempt++ {
 		if relist {
 			var ok bool
 			if rv, listOp, ok = inf.list(watchCtx); !ok {
@@ -184,14 +190,14 @@ func newStreamer(w *KubeWorkload, i int, c *kube.Recording, rng *rand.Rand) *str
 
 func (st *streamer) run(watchCtx context.Context) {
 	w := st.w
-	if !sleepCtx(watchCtx, time.Duration(st.index)*w.cfg.Duration/time.Duration(5*max(1, w.cfg.Streamers))+500*time.Millisecond) {
+	if !sleepCtx(watchCtx, time.Duration(st.index)*w.cfg.stagger()/time.Duration(5*max(1, w.cfg.Streamers))+500*time.Millisecond) {
 		return
 	}
 	w.track(&st.state)
 	defer w.untrack(&st.state)
 	yes := true
 	lastRV := ""
-	for attempt := 0; attempt < 10000 && watchCtx.Err() == nil; attempt++ {
+	for attempt := 0; attempt < watchAttempts(w.cfg.Duration) && watchCtx.Err() == nil; attempt++ {
 		req := history.KubeWatchRequest{AllowBookmarks: true, LabelSelector: st.selector}
 		switch (attempt + st.index) % 4 {
 		case 0, 1:

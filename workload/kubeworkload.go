@@ -47,6 +47,27 @@ type KubeConfig struct {
 	FinalTimeout time.Duration
 	// Namespace is where everything happens; RunKube picks a fresh one.
 	Namespace string
+	// Segment, when positive and shorter than Duration, cuts the run's
+	// history into segments of this length (history.Segment), each judged
+	// as soon as it is complete and then dropped. The workload goes on
+	// across them (its objects, informers and the etcd oracle): a watch
+	// that spans a boundary is judged whole in the segment it ends in,
+	// and each segment holds what came before it that it needs
+	// (history.Context). Every watch ends within a few segments: the
+	// informers that would keep one open close and resume it.
+	Segment time.Duration
+}
+
+// segmented reports whether the run is cut into segments.
+func (c KubeConfig) segmented() bool { return c.Segment > 0 && c.Duration > c.Segment }
+
+// stagger is the span over which the watchers open their first watch:
+// the run, or its first segment.
+func (c KubeConfig) stagger() time.Duration {
+	if c.segmented() {
+		return c.Segment
+	}
+	return c.Duration
 }
 
 // DefaultKubeConfig is what `vigil run --target kube` uses unless told otherwise.
@@ -232,6 +253,9 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if w.cfg.segmented() {
+		w.rec.StartSegment(history.Segment{Index: 0, Prefix: w.EtcdPrefix})
+	}
 	// A consistent list first: the head RV anchors the first reads, and the
 	// checks learn the collection's state before the workload.
 	if resp, err := w.do(ctx, control, history.KubeRequest{Verb: history.KubeList}); err != nil {
@@ -332,6 +356,9 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 	if w.During != nil {
 		goRun(func() { w.During(runCtx) })
 	}
+	if w.cfg.segmented() {
+		goRun(func() { w.segments(runCtx) })
+	}
 	wg.Wait()
 
 	err = ctx.Err()
@@ -390,6 +417,20 @@ func (w *KubeWorkload) finalPhase(ctx context.Context, control *kube.Recording,
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// segments opens segment 1, 2, ... every Segment until runCtx ends (the
+// run's length: the last segment holds the final phase). Nothing stops
+// at a boundary.
+func (w *KubeWorkload) segments(runCtx context.Context) {
+	start := time.Now()
+	for k := 1; ; k++ {
+		at := time.Duration(k) * w.cfg.Segment
+		if at >= w.cfg.Duration || !sleepCtx(runCtx, time.Until(start.Add(at))) {
+			return
+		}
+		w.rec.StartSegment(history.Segment{Index: k, Prefix: w.EtcdPrefix})
 	}
 }
 

@@ -427,7 +427,7 @@ func (w *Workload) watchPattern(rng *rand.Rand, start *int64) []string {
 	if atCompact+atHead == 0 {
 		return nil
 	}
-	floor := max(w.cfg.MinRevision, 1)
+	floor := max(w.watchFloor.Load(), 1) // the watchers' floor (runSegment)
 	switch d := rng.IntN(100); {
 	case d < atCompact:
 		if c := w.Stats.CompactRevision.Load(); c >= floor {

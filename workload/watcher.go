@@ -28,6 +28,9 @@ type watcher struct {
 	delay   time.Duration // when to open the first watch
 	restart time.Duration // 0: never restart on purpose
 	pat     *rand.Rand    // the watch patterns' stream (patterns.go)
+	// keyIndex is the key a one-key watcher watches (-1: the prefix); in
+	// a segmented run, of the segment running when its watch began.
+	keyIndex int
 
 	lastRev atomic.Int64 // highest revision observed (event or progress)
 	// startRev is the start revision of the current watch, when explicit.
@@ -70,17 +73,57 @@ func (c Config) watchPlan(i int) (history.WatchRequest, string) {
 }
 
 // newWatcher makes watcher number i (watchPlan), opening over the first
-// half of the run; every fourth restarts its watch now and then.
-func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand) *watcher {
-	req, start := w.cfg.watchPlan(i)
-	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req, pat: w.seeded(fmt.Sprintf("patterns/watcher-%d", i)),
+// half of the run (of a segmented run's first segment); every fourth
+// restarts its watch now and then. prefix is the keys the prefix
+// watchers watch: the run's (all of a segmented run's segments); a
+// one-key watcher watches its key of the segment running.
+func newWatcher(w *Workload, i int, c *targets.Recording, rng *rand.Rand, prefix string) *watcher {
+	plan := w.cfg
+	plan.Prefix = prefix
+	req, start := plan.watchPlan(i)
+	keyIndex := -1
+	if req.End == "" {
+		keyIndex = i % max(w.cfg.Keys, 1)
+		req.Key = w.key(keyIndex)
+	}
+	wt := &watcher{w: w, c: c, rng: rng, start: start, req: req, keyIndex: keyIndex,
+		pat: w.seeded(fmt.Sprintf("patterns/watcher-%d", i)),
 		// Stagger the opening over the first half of the run.
 		delay: time.Duration(i) * w.cfg.Duration / time.Duration(2*max(1, w.cfg.Watchers)),
 	}
 	if i%4 == 3 {
 		wt.restart = time.Duration(2000+rng.IntN(4000)) * time.Millisecond
 	}
+	if w.cfg.Segment > 0 && w.total > w.cfg.Segment && wt.restart == 0 {
+		// In a segmented run a watch spans a boundary or two, not the run:
+		// the segment it ends in holds it whole until then.
+		wt.restart = w.cfg.Segment/2 + time.Duration(rng.Int64N(int64(w.cfg.Segment)))
+	}
 	return wt
+}
+
+// floor raises a start revision to the lowest a watch may start from.
+func (wt *watcher) floor(rev int64) int64 { return max(rev, wt.w.watchFloor.Load(), 1) }
+
+// revisions is what the watcher knows of the store's revisions, with the
+// floor a watch may start from (Workload.revisions, but for the floor: in
+// a segmented run the watchers go on across segments).
+func (wt *watcher) revisions() grammar.Revisions {
+	st := wt.w.Stats
+	return grammar.Revisions{Head: st.StoreRevision.Load(), Compact: st.CompactRevision.Load(), Floor: wt.floor(0)}
+}
+
+// retarget points a one-key watcher of a segmented run at its key in the
+// segment running, once that is not the one its watches watched: a fresh
+// watch from the current revision, resuming nothing.
+func (wt *watcher) retarget(req *history.WatchRequest, resumes *int64, class *string) {
+	cur := wt.w.cur.Load()
+	if wt.keyIndex < 0 || cur == nil {
+		return
+	}
+	if key := keyIn(*cur, wt.keyIndex); key != req.Key {
+		req.Key, req.StartRevision, *resumes, *class = key, 0, 0, "0"
+	}
 }
 
 // reached reports whether the watcher has observed revision rev (or its
@@ -123,7 +166,7 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 	// revision, or to now. Below the compact revision, the server must refuse with
 	// ErrCompacted and say where history begins.
 	class := wt.start
-	rev, ok := grammar.WatchStart(class, wt.w.revisions(), wt.rng)
+	rev, ok := grammar.WatchStart(class, wt.revisions(), wt.rng)
 	// A class that needs a compaction waits for the first one: a quarter
 	// of the run, or until just after the first real compaction is due
 	// (a 30 s run compacts first at 8 s), but never past half the run.
@@ -137,11 +180,11 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 			return
 		case <-time.After(100 * time.Millisecond):
 		}
-		rev, ok = grammar.WatchStart(class, wt.w.revisions(), wt.rng)
+		rev, ok = grammar.WatchStart(class, wt.revisions(), wt.rng)
 	}
 	if !ok {
 		class = "past"
-		if rev, ok = grammar.WatchStart(class, wt.w.revisions(), wt.rng); !ok {
+		if rev, ok = grammar.WatchStart(class, wt.revisions(), wt.rng); !ok {
 			class, rev = "0", 0
 		}
 	}
@@ -158,7 +201,8 @@ func (wt *watcher) run(watchCtx, runCtx context.Context) {
 		}
 	}
 	// Bounded: each iteration opens one watch; a run opens far fewer.
-	for attempt := 0; attempt < 10000 && watchCtx.Err() == nil; attempt++ {
+	for attempt := 0; attempt < watchAttempts(wt.w.total) && watchCtx.Err() == nil; attempt++ {
+		wt.retarget(&req, &resumes, &class)
 		wt.startRev.Store(req.StartRevision)
 		id, next, ok := wt.watchOnce(watchCtx, req, resumes, append(grammar.WatchDraw(req, class), draw...))
 		if !ok {
@@ -239,7 +283,7 @@ func (wt *watcher) watchOnce(watchCtx context.Context, req history.WatchRequest,
 					// before the history (the probe of the forms, under the same
 					// prefix) is not the run's to judge.
 					wt.lastRev.Store(max(wt.lastRev.Load(), compacted-1))
-					next := wt.w.floor(compacted)
+					next := wt.floor(compacted)
 					// A server that cancels a watch at the very revision it
 					// names as compacted (kine does) would have it start
 					// again at once, over and over: the pause for a broken

@@ -191,6 +191,12 @@ type Workload struct {
 	// with one member: nothing to compare); cmp is the segment's comparer.
 	readers []memberReader
 	cmp     *comparer
+	// In a segmented run the watchers go on across segments: cur is the
+	// prefix of the segment running (for the watchers of one key) and
+	// watchFloor the lowest revision a watch may start from (see
+	// runSegment); both are read while the segments change.
+	cur        atomic.Pointer[string]
+	watchFloor atomic.Int64
 }
 
 // New prepares a workload; Run starts it. wrap may be nil.
@@ -310,14 +316,25 @@ func (w *Workload) Run(ctx context.Context) error {
 	}
 	segs := w.cfg.segments()
 	base := w.cfg
+	var shared *watcherSet
 	for k, d := range segs {
 		last := k == len(segs)-1
 		if len(segs) > 1 {
 			w.cfg.Prefix, w.cfg.Duration, w.segment = fmt.Sprintf("%ss%03d/", base.Prefix, k), d, k
 			w.leases = leasePool{}
 			w.rec.StartSegment(history.Segment{Index: k, Prefix: w.cfg.Prefix})
+			p := w.cfg.Prefix
+			w.cur.Store(&p)
+			if k == 0 {
+				// The watchers watch the whole run's keys and go on across
+				// segments: a watch that spans a boundary is judged whole in
+				// the segment it ends in (history.Context).
+				w.watchFloor.Store(w.cfg.MinRevision)
+				shared = w.startWatchers(ctx, watchClients, base.Prefix)
+				defer shared.stop()
+			}
 		}
-		err = w.runSegment(ctx, clients[:w.cfg.Clients+1], lc, watchClients, k > 0, last, &during)
+		err = w.runSegment(ctx, clients[:w.cfg.Clients+1], lc, watchClients, shared, k > 0, last, &during)
 		if err != nil || ctx.Err() != nil {
 			break
 		}
@@ -327,6 +344,46 @@ func (w *Workload) Run(ctx context.Context) error {
 	during.Wait()
 	return err
 }
+
+// watcherSet is a run's watchers, going until stop returns.
+type watcherSet struct {
+	list    []*watcher
+	stopped bool
+	cancel  func()
+	wg      *sync.WaitGroup
+}
+
+func (s *watcherSet) stop() {
+	if !s.stopped {
+		s.stopped = true
+		s.cancel()
+		s.wg.Wait()
+	}
+}
+
+// startWatchers starts a watcher on each of watchClients, watching the keys
+// under prefix, until the set is stopped (or ctx, the run's, ends).
+func (w *Workload) startWatchers(ctx context.Context, watchClients []*targets.Recording, prefix string) *watcherSet {
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	set := &watcherSet{cancel: cancel, wg: &sync.WaitGroup{}}
+	for i, rc := range watchClients {
+		wt := newWatcher(w, i, rc, w.seeded(fmt.Sprintf("watcher-%d", i)), prefix)
+		set.list = append(set.list, wt)
+		set.wg.Add(1)
+		go func() {
+			defer set.wg.Done()
+			wt.run(watchCtx, ctx)
+		}()
+	}
+	return set
+}
+
+// watchAttempts bounds the watches one watcher opens in a run of length d:
+// 10,000 and 100 a second more, far more than a run opens (each waits for
+// its watch to end or a pause), so that a server ending every watch at
+// once cannot spin a watcher without end, yet an all-night run never
+// runs out.
+func watchAttempts(d time.Duration) int { return 10000 + int(d/(10*time.Millisecond)) }
 
 // segments are the lengths of the run's segments: the whole run when it
 // is not segmented or not longer than one segment.
@@ -347,8 +404,13 @@ func (c Config) segments() []time.Duration {
 // marks its end. A segment after the first reads and watches nothing
 // below the store's head at its start (raise): what is older belongs to
 // the segments before.
+//
+// With shared (a segmented run), the watchers are the run's: they go on
+// across segments, and a watch may start no lower than the head at the
+// start of the segment before (watchFloor), whose writes the segment's
+// context holds; the last segment stops them after the final phase.
 func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording, lc *targets.Recording,
-	watchClients []*targets.Recording, raise, last bool, during *sync.WaitGroup) error {
+	watchClients []*targets.Recording, shared *watcherSet, raise, last bool, during *sync.WaitGroup) error {
 	control := clients[w.cfg.Clients]
 	// The head revision anchors the first watchers' start revisions; the
 	// compact revision before the run (HashKV says it) tells the checkers
@@ -356,8 +418,12 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	if resp, err := control.Do(ctx, history.Request{Kind: history.OpRange, Key: w.key(0)}); err == nil {
 		w.Stats.sawRevision(resp.Revision)
 		if raise {
+			w.watchFloor.Store(w.cfg.MinRevision)
 			w.cfg.MinRevision = max(w.cfg.MinRevision, resp.Revision)
 		}
+	}
+	if shared == nil {
+		w.watchFloor.Store(w.cfg.MinRevision)
 	}
 	if _, refused := w.cfg.Refused[history.CapHashKV]; !refused {
 		if resp, err := control.Do(ctx, history.Request{Kind: history.OpHashKV}); err == nil {
@@ -370,17 +436,10 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 	w.grantLeases(ctx, lc)
 	w.beginPatterns(ctx)
 
-	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWatches()
-	var watchWG sync.WaitGroup
-	watchers := make([]*watcher, len(watchClients))
-	for i, rc := range watchClients {
-		watchers[i] = newWatcher(w, i, rc, w.seeded(fmt.Sprintf("watcher-%d", i)))
-		watchWG.Add(1)
-		go func(wt *watcher) {
-			defer watchWG.Done()
-			wt.run(watchCtx, ctx)
-		}(watchers[i])
+	watchers := shared
+	if watchers == nil {
+		watchers = w.startWatchers(ctx, watchClients, w.cfg.Prefix)
+		defer watchers.stop()
 	}
 
 	segCtx, stop := context.WithTimeout(ctx, w.cfg.Duration)
@@ -423,11 +482,14 @@ func (w *Workload) runSegment(ctx context.Context, clients []*targets.Recording,
 
 	err := ctx.Err() // interrupted: record what we have, skip the final phase
 	if err == nil && last {
-		w.finalPhase(ctx, control, watchers)
+		w.finalPhase(ctx, control, watchers.list)
 	}
-	stopWatches()
-	watchWG.Wait()
-	if err == nil {
+	if shared == nil || last || err != nil {
+		watchers.stop()
+	}
+	// The end mark says the workload finished and closed its watches: in
+	// a segmented run, at its end (a segment's seal says it is complete).
+	if err == nil && (shared == nil || last) {
 		if last {
 			w.convergence(ctx, w.cfg.Clients)
 			if cmp != nil {

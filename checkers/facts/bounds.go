@@ -187,21 +187,29 @@ func (c *Compactions) CoveredBy(t time.Duration, rev int64) bool {
 	return c.tried.upTo(t, false, 0).Rev >= rev || c.seen.upTo(t, false, 0).Rev >= rev
 }
 
+// In a segment, the compactions of its context (the segments before, in
+// the span its requests may reach back to) count too: they compacted the
+// store the segment reads.
 func NewCompactions(h *history.History) *Compactions {
 	var done, tried []timedRev
 	c := &Compactions{sole: soleWriter(h)}
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		if o.Request.Kind != history.OpCompact {
-			continue
-		}
-		c.n++
-		r := OpRev{o.Request.Revision, o.ID}
-		if !o.Failed() {
-			done = append(done, timedRev{o.Return, r})
-		}
-		if !o.Failed() || (o.Code != history.ErrCompacted && o.Code != history.ErrFutureRevision) {
-			tried = append(tried, timedRev{o.Call, r})
+	all := h.OperationsWithContext()
+	for k, ops := range all {
+		for i := range ops {
+			o := &ops[i]
+			if o.Request.Kind != history.OpCompact {
+				continue
+			}
+			if k == len(all)-1 {
+				c.n++ // the history's own
+			}
+			r := OpRev{o.Request.Revision, o.ID}
+			if !o.Failed() {
+				done = append(done, timedRev{o.Return, r})
+			}
+			if !o.Failed() || (o.Code != history.ErrCompacted && o.Code != history.ErrFutureRevision) {
+				tried = append(tried, timedRev{o.Call, r})
+			}
 		}
 	}
 	c.done, c.tried = newTimedMax(done), newTimedMax(tried)

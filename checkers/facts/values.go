@@ -25,12 +25,15 @@ func PossibleWrites(h *history.History) map[KeyValue]WrittenValue {
 	// On a key a put with ignore_value may rewrite, a value stays at later
 	// revisions than the one that wrote it: its revision is not known.
 	kept := map[string]bool{}
-	for i := range h.Operations {
-		h.Operations[i].Request.Writes(func(r *history.Request, _ bool) {
-			if r.Kind == history.OpPut && r.IgnoreValue {
-				kept[r.Key] = true
-			}
-		})
+	all := h.OperationsWithContext() // a segment's context wrote values too
+	for _, ops := range all {
+		for i := range ops {
+			ops[i].Request.Writes(func(r *history.Request, _ bool) {
+				if r.Kind == history.OpPut && r.IgnoreValue {
+					kept[r.Key] = true
+				}
+			})
+		}
 	}
 	add := func(r *history.Request, rev, op int64) {
 		if kept[r.Key] {
@@ -43,23 +46,25 @@ func PossibleWrites(h *history.History) map[KeyValue]WrittenValue {
 		}
 		out[kv] = WrittenValue{Rev: rev, Op: op}
 	}
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		if o.Definite() {
-			continue
-		}
-		// A put with ignore_value writes the value the key held: no value
-		// of its own to name it by.
-		put := func(r *history.Request, rev int64) {
-			if r.Kind == history.OpPut && !r.IgnoreValue {
-				add(r, rev, o.ID)
+	for _, ops := range all {
+		for i := range ops {
+			o := &ops[i]
+			if o.Definite() {
+				continue
 			}
+			// A put with ignore_value writes the value the key held: no value
+			// of its own to name it by.
+			put := func(r *history.Request, rev int64) {
+				if r.Kind == history.OpPut && !r.IgnoreValue {
+					add(r, rev, o.ID)
+				}
+			}
+			if o.Failed() {
+				o.Request.Writes(func(r *history.Request, _ bool) { put(r, 0) })
+				continue
+			}
+			history.Executed(&o.Request, o.Response, func(r *history.Request, _ *history.Response) { put(r, o.Response.Revision) })
 		}
-		if o.Failed() {
-			o.Request.Writes(func(r *history.Request, _ bool) { put(r, 0) })
-			continue
-		}
-		history.Executed(&o.Request, o.Response, func(r *history.Request, _ *history.Response) { put(r, o.Response.Revision) })
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -156,7 +157,8 @@ func CheckRecovery(h *history.History, cfg check.Config) check.Result {
 }
 
 func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check.Config) check.Result {
-	if len(h.Faults) == 0 {
+	faults := recoveryFaults(h)
+	if len(faults) == 0 {
 		return check.Skip(NameRecovery, "the history has no fault", map[string]float64{})
 	}
 	m := buildModel()
@@ -198,7 +200,7 @@ func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check
 			if w.End != nil {
 				at = w.End.Time
 			}
-			if f := faultNear(h, at); f != nil {
+			if f := faultNear(faults, at); f != nil {
 				ended++
 				ok := st.Code == 410 || st.Code == 429 || st.Code == 504 || st.Code == 400 || st.Code == 422
 				if !ok {
@@ -221,7 +223,7 @@ func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check
 		if w.End != nil {
 			end = w.End.Time
 		}
-		for _, f := range h.Faults {
+		for _, f := range faults {
 			if w.Call >= f.End || end <= f.End+recoveryGrace {
 				continue
 			}
@@ -250,7 +252,7 @@ func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check
 			break
 		}
 	}
-	figures := map[string]float64{"faults": float64(len(h.Faults)), "watches_open_across_heals": float64(across),
+	figures := map[string]float64{"faults": float64(len(faults)), "watches_open_across_heals": float64(across),
 		"watches_failed_near_faults": float64(ended)}
 	if across == 0 && ended == 0 {
 		return check.Skip(NameRecovery, "no watch was open across the heal of a fault or failed near one", figures)
@@ -258,11 +260,21 @@ func checkRecovery(h *history.History, buildModel func() *model.Model, cfg check
 	return col.Result(NameRecovery, figures)
 }
 
+// recoveryFaults are the faults the watches of h lived through: h's, and
+// in a segment, those of the segments before that its context holds (a
+// watch that began there lived through them).
+func recoveryFaults(h *history.History) []history.Fault {
+	if h.Context == nil {
+		return h.Faults
+	}
+	return append(slices.Clone(h.Context.Faults), h.Faults...)
+}
+
 // faultNear returns a fault under way at t, or healed less than
 // recoveryGrace before it.
-func faultNear(h *history.History, t time.Duration) *history.Fault {
-	for i := range h.Faults {
-		f := &h.Faults[i]
+func faultNear(faults []history.Fault, t time.Duration) *history.Fault {
+	for i := range faults {
+		f := &faults[i]
 		if f.Start <= t && t <= f.End+recoveryGrace {
 			return f
 		}

@@ -2,8 +2,10 @@ package kube
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/facts"
@@ -25,6 +27,11 @@ type etcdOracle struct {
 	revs    []int64
 	byName  map[string][]int64
 	covered model.Intervals
+	// fromStart: an etcd watch began before any write of the namespace
+	// the history holds, so its first covered revisions settle that the
+	// namespace held nothing before them. In a segment after a run's
+	// first it holds only while the oracle's first watch is still open.
+	fromStart bool
 }
 
 func newEtcdOracle(h *history.History) *etcdOracle {
@@ -34,11 +41,19 @@ func newEtcdOracle(h *history.History) *etcdOracle {
 	}
 	o := &etcdOracle{at: map[int64]*etcdChange{}, byName: map[string][]int64{}}
 	found := false
-	for _, w := range h.Watches {
+	watches := h.Watches
+	if h.Context != nil {
+		// A segment's context holds the oracle's watches that ended in the
+		// span its watches may reach back to: they vouch there.
+		watches = append(append([]*history.WatchStream{}, h.Context.Watches...), h.Watches...)
+	}
+	firstWatch := time.Duration(math.MaxInt64)
+	for _, w := range watches {
 		if w.Request.Key != prefix {
 			continue
 		}
 		found = true
+		firstWatch = min(firstWatch, w.Call)
 		if win := facts.ObservedWindow(w); win.Ok && win.First <= win.Last {
 			o.covered = append(o.covered, [2]int64{win.First, win.Last})
 		}
@@ -69,6 +84,14 @@ func newEtcdOracle(h *history.History) *etcdOracle {
 	}
 	if !found {
 		return nil
+	}
+	o.fromStart = true
+	for _, ops := range [][]history.KubeOperation{h.KubeOps, contextKubeOps(h)} {
+		for i := range ops {
+			if ops[i].Request.Verb.IsWrite() && ops[i].Call < firstWatch {
+				o.fromStart = false
+			}
+		}
 	}
 	sort.Slice(o.revs, func(i, j int) bool { return o.revs[i] < o.revs[j] })
 	for _, rs := range o.byName {
@@ -239,7 +262,7 @@ func etcdListComplete(m *model.Model, o *history.KubeOperation, or *etcdOracle, 
 	if !ok {
 		return
 	}
-	fromStart := len(or.covered) > 0 && seg == or.covered[0]
+	fromStart := or.fromStart && len(or.covered) > 0 && seg == or.covered[0]
 	in := map[string]bool{}
 	for _, it := range o.Response.Items {
 		in[it.Name] = true
@@ -275,4 +298,12 @@ func etcdListComplete(m *model.Model, o *history.KubeOperation, or *etcdOracle, 
 		}
 		col.Add(v)
 	}
+}
+
+// contextKubeOps are the Kubernetes writes of h's context, if any.
+func contextKubeOps(h *history.History) []history.KubeOperation {
+	if h.Context == nil {
+		return nil
+	}
+	return h.Context.KubeOps
 }

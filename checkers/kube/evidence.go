@@ -488,7 +488,7 @@ func evContinueExpired(h *history.History) check.Evidence {
 func evOptimisticConcurrency(h *history.History, m *model.Model) check.Evidence {
 	t := facts.NewTally("conditional write", "response or refusal", check.RecordKubeOps)
 	for _, w := range m.Writes {
-		if w.Verb != history.KubeCreate && !w.Op.NeverSent() && (model.PreconditionRV(w.Op) != 0 || model.PreconditionUID(w.Op) != "") {
+		if w.Verb != history.KubeCreate && !w.Op.NeverSent() && !w.Context && (model.PreconditionRV(w.Op) != 0 || model.PreconditionUID(w.Op) != "") {
 			t.Count(w.Op.ID, w.Outcome != model.WriteUnknown, false, false)
 		}
 	}
@@ -498,7 +498,7 @@ func evOptimisticConcurrency(h *history.History, m *model.Model) check.Evidence 
 func evLinearizable(h *history.History, m *model.Model) check.Evidence {
 	t := facts.NewTally("linearizable request", "response", check.RecordKubeOps)
 	for _, w := range m.Writes {
-		if w.Op.NeverSent() {
+		if w.Op.NeverSent() || w.Context {
 			continue
 		}
 		refused := w.Op.Status != nil && (w.Op.Status.Code == 404 || w.Op.Status.Code == 409)
@@ -581,7 +581,8 @@ func evCacheAgreesWithEtcd(h *history.History) check.Evidence {
 func evRecovery(h *history.History, m *model.Model) check.Evidence {
 	t := facts.NewTally("fault-crossing watch request", "stream open past the heal, or a visible end",
 		check.RecordKubeWatches)
-	if len(h.Faults) == 0 {
+	faults := recoveryFaults(h)
+	if len(faults) == 0 {
 		return t.Evidence("the history has no fault")
 	}
 	for _, kw := range m.Watches {
@@ -594,7 +595,7 @@ func evRecovery(h *history.History, m *model.Model) check.Evidence {
 			if w.End != nil {
 				at = w.End.Time
 			}
-			if faultNear(h, at) != nil {
+			if faultNear(faults, at) != nil {
 				t.Count(w.ID, true, false, false)
 			}
 			continue
@@ -606,7 +607,7 @@ func evRecovery(h *history.History, m *model.Model) check.Evidence {
 		if w.End != nil {
 			end = w.End.Time
 		}
-		for _, f := range h.Faults {
+		for _, f := range faults {
 			if w.Call < f.End && end > f.End+recoveryGrace {
 				t.Count(w.ID, true, false, false)
 				break

@@ -40,7 +40,7 @@ func checkLinearizable(m *model.Model, cfg check.Config) check.Result {
 	x := buildLinIndex(m)
 	writes, reads := 0, 0
 	for _, w := range m.Writes {
-		if w.Outcome != model.WriteAcked || w.Rv == 0 {
+		if w.Outcome != model.WriteAcked || w.Rv == 0 || w.Context {
 			continue
 		}
 		writes++
@@ -123,6 +123,11 @@ func writeFits(m *model.Model, c *model.Change) (check.Violation, bool) {
 		from = prev.Rv
 	}
 	w := c.Write
+	if w.Context || o.Unknown(from) {
+		// A segment's context is judged where it was recorded; a change
+		// whose state before lies below the object's Floor, not at all.
+		return check.Violation{}, false
+	}
 	v := check.Violation{Guarantee: ErrLinearizable, Client: w.Op.Client, Key: o.Name, Revision: c.Rv,
 		Operations: []int64{w.Op.ID}}
 	if prev != nil {

@@ -405,6 +405,17 @@ func getSeesBefore(m *model.Model, o *history.KubeOperation, lo, hi int64) (chec
 	v.Revision = r
 	c := ob.Exactly(r)
 	switch {
+	case c == nil && ob.Unknown(r) && ob.Floor-1 < lo:
+		// A state from before the segment's context, where the object's
+		// changes from its Floor on are known: older than lo allows.
+		nx := ob.At(ob.Floor)
+		v.Message = fmt.Sprintf("returned %s at RV %d (value %q), but %s changed it at RV %d, at or below %d", name, r,
+			it.Value, m.ChangeText(nx), nx.Rv, lo)
+		v.Want, v.Got = fmt.Sprintf("%s as of RV %d or later", name, lo), fmt.Sprintf("RV %d", r)
+		m.Evidence(&v, nx.Ref())
+		return v, true
+	case c == nil && ob.Unknown(r):
+		return v, false // a state from before the segment's context
 	case c == nil:
 		why, refs := m.ExplainValue(name, r, it.Value)
 		v.Message = fmt.Sprintf("returned %s at RV %d with value %q, which no write explains: %s", name, r, it.Value, why)

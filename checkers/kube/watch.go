@@ -68,14 +68,14 @@ func CheckWatchFromRV(h *history.History, cfg check.Config) check.Result {
 func checkWatchFromRV(m *model.Model, cfg check.Config) check.Result {
 	h := m.History
 	col := check.NewCollector(cfg)
-	judged, expected, undetermined := 0, 0, 0
+	judged, expected, undetermined, before := 0, 0, 0, 0
 	for _, kw := range m.Watches {
 		if kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged {
 			continue
 		}
 		judged++
 		fromRVBelow(m, kw, col)
-		fromRVUnexplained(m, kw, col)
+		before += fromRVUnexplained(m, kw, col)
 		e, u := fromRVComplete(m, kw, col)
 		expected, undetermined = expected+e, undetermined+u
 		fromRVPendingDeletes(m, kw, col)
@@ -87,6 +87,11 @@ func checkWatchFromRV(m *model.Model, cfg check.Config) check.Result {
 	}
 	r := col.Result(NameWatchFromRV, figures)
 	r.Judged, r.Excused = expected, map[string]int{"undetermined": undetermined}
+	if before > 0 {
+		// Events below their object's Floor in a segment: its changes
+		// there were in the segments before (history.Context).
+		r.Excused["before_context"] = before
+	}
 	return r
 }
 
@@ -291,16 +296,26 @@ func fromRVBelow(m *model.Model, kw *model.Watch, col *check.Collector) {
 	}
 }
 
-// fromRVUnexplained: every live event is a change the history knows.
-func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) {
+// fromRVUnexplained: every live event is a change the history knows. It
+// returns how many events it left unjudged for lying below their object's
+// Floor (a segment's context does not reach them).
+func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) (before int) {
 	w := kw.Stream
 	for _, i := range kw.Live {
 		e := &w.Events[i]
 		rv := kw.Rv(i)
-		if m.Objs[e.Object.Name] == nil || (kw.Mode == model.WatchExplicit && rv <= kw.ReqRV) {
+		o := m.Objs[e.Object.Name]
+		if o == nil || (kw.Mode == model.WatchExplicit && rv <= kw.ReqRV) {
+			continue
+		}
+		if o.Unknown(rv) {
+			before++
 			continue
 		}
 		if c := m.ChangeAt[rv]; c != nil && c.Obj.Name == e.Object.Name {
+			continue
+		}
+		if e.Type == history.KubeDeleted && unplacedDeletion(m.Objs[e.Object.Name], rv, kw.Sel != nil) {
 			continue
 		}
 		var why string
@@ -321,6 +336,24 @@ func fromRVUnexplained(m *model.Model, kw *model.Watch, col *check.Collector) {
 		m.Evidence(&v, refs...)
 		col.Add(v)
 	}
+	return before
+}
+
+// unplacedDeletion reports whether a write the history bounds but cannot
+// place can have made a DELETED event of o at rv: a delete whose span
+// holds rv (only watches without a selector place deletions; a selector
+// watch may see one no such watch saw), or, for a selector watch, a
+// create or update that may have moved o out of the selector there.
+func unplacedDeletion(o *model.Object, rv int64, selector bool) bool {
+	in := func(spans []model.Span) bool {
+		for _, s := range spans {
+			if s.Lo < rv && rv < s.Hi {
+				return true
+			}
+		}
+		return false
+	}
+	return in(o.DelSpans) || selector && in(o.PutSpans)
 }
 
 // fromRVComplete: every change in (start, last] the watch owes, delivered

@@ -264,8 +264,11 @@ func checkWatchDeletedRV(m *model.Model, cfg check.Config) check.Result {
 			if e.Type != history.KubeDeleted || o == nil {
 				continue
 			}
-			judged++
 			rv := kw.Rv(i)
+			if o.Unknown(rv - 1) {
+				continue // its state before lies below the segment's context
+			}
+			judged++
 			c := o.Exactly(rv)
 			if kw.Sel == nil && c != nil && !c.Del {
 				v := check.Violation{Guarantee: ErrWatchDeletedRV,

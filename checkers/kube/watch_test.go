@@ -101,6 +101,20 @@ func TestKubeWatchFromRV(t *testing.T) {
 				b.Ev(2, 51, history.KubeModified, histbuild.A15)
 				b.Bookmark(2, 95, 21, false)
 			}},
+		{Name: "kube/watch-from-rv - a selector watch delivers a deletion no watch without one placed - pass", Want: check.Pass,
+			Build: func(b *histbuild.KubeBuilder) {
+				histbuild.BaseWrites(b)
+				b.Watch(2, 6, 35, history.KubeWatchRequest{ResourceVersion: "12", LabelSelector: "g=b"})
+				b.Ev(2, 71, history.KubeDeleted, histbuild.B18)
+				b.Ev(2, 91, history.KubeAdded, histbuild.A20)
+			}},
+		{Name: "kube/watch-from-rv - a selector watch delivers a deletion after the delete's span - fail", Want: check.Fail,
+			Watch: 2, Key: "b", Rev: 22, Msg: "no delete of it can have made that change", Build: func(b *histbuild.KubeBuilder) {
+				histbuild.BaseWrites(b)
+				b.Watch(2, 6, 35, history.KubeWatchRequest{ResourceVersion: "12", LabelSelector: "g=b"})
+				b.Ev(2, 91, history.KubeAdded, histbuild.A20)
+				b.Ev(2, 93, history.KubeDeleted, histbuild.KobjOf("b", "v:b1", 22, "g=b"))
+			}},
 		{Name: "kube/watch-from-rv - a dropped MODIFIED - fail", Want: check.Fail, Watch: 1, Key: "a", Rev: 15, Op: 3,
 			Msg: "missed the change of a at RV 15", Build: func(b *histbuild.KubeBuilder) {
 				histbuild.BaseWrites(b)

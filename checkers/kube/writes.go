@@ -41,7 +41,7 @@ func checkOptimisticConcurrency(m *model.Model, cfg check.Config) check.Result {
 	for _, w := range m.Writes {
 		o := w.Op
 		p, uid := model.PreconditionRV(o), model.PreconditionUID(o)
-		if w.Verb == history.KubeCreate || p == 0 && uid == "" {
+		if w.Verb == history.KubeCreate || p == 0 && uid == "" || w.Context {
 			continue
 		}
 		judged++

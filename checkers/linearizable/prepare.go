@@ -16,6 +16,7 @@ import (
 // execution paths or leases than it tracks); figures are filled in either
 // way.
 func prepareLinearizable(h *history.History) (*linPrep, error) {
+	h = segmentWatches(h)
 	p := &linPrep{figures: map[string]float64{"operations": float64(len(h.Operations))}}
 	ks := &keyspace{index: map[string]int32{}, valueIdx: map[string]int32{}, writer: map[string]int64{},
 		taken: map[int64]int64{}, prefix: h.Meta.Prefix}

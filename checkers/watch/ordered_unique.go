@@ -134,31 +134,36 @@ type change struct {
 // keys known from the request, or from prev_kvs for a range delete); txns
 // whose taken path wrote. A lease revoke's answer does not say which
 // keys it deleted: its changes are not listed.
+//
+// In a segment, the writes of its context (history.Context) count too:
+// a watch that began before the segment delivers their changes.
 func committedChanges(h *history.History) []change {
 	var out []change
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		rev, wrote := facts.AckedWriteRevision(o)
-		if !wrote {
-			continue
-		}
-		history.Executed(&o.Request, o.Response, func(r *history.Request, resp *history.Response) {
-			switch r.Kind {
-			case history.OpPut:
-				out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value, o.Call, r.IgnoreValue})
-			case history.OpDelete:
-				if resp == nil || resp.Deleted == 0 {
-					return
-				}
-				if r.End == "" {
-					out = append(out, change{rev, r.Key, history.EventDelete, o.ID, "", o.Call, false})
-					return
-				}
-				for _, kv := range resp.PrevKVs {
-					out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, "", o.Call, false})
-				}
+	for _, ops := range h.OperationsWithContext() {
+		for i := range ops {
+			o := &ops[i]
+			rev, wrote := facts.AckedWriteRevision(o)
+			if !wrote {
+				continue
 			}
-		})
+			history.Executed(&o.Request, o.Response, func(r *history.Request, resp *history.Response) {
+				switch r.Kind {
+				case history.OpPut:
+					out = append(out, change{rev, r.Key, history.EventPut, o.ID, r.Value, o.Call, r.IgnoreValue})
+				case history.OpDelete:
+					if resp == nil || resp.Deleted == 0 {
+						return
+					}
+					if r.End == "" {
+						out = append(out, change{rev, r.Key, history.EventDelete, o.ID, "", o.Call, false})
+						return
+					}
+					for _, kv := range resp.PrevKVs {
+						out = append(out, change{rev, kv.Key, history.EventDelete, o.ID, "", o.Call, false})
+					}
+				}
+			})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].rev != out[j].rev {

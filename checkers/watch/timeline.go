@@ -73,55 +73,59 @@ func newTimeline(h *history.History) *timeline {
 		}
 	}
 	leaseKeys := facts.LeaseKeys(h)
-	for i := range h.Operations {
-		o := &h.Operations[i]
-		if o.Request.Kind == history.OpLeaseRevoke && !o.Definite() {
-			// Its answer does not say which keys it deleted, if any.
-			u := uncertainWrite{from: bounds.AtLeast(o.Call).Rev + 1}
-			for _, k := range leaseKeys[o.Request.Lease] {
-				u.ranges = append(u.ranges, facts.KeyRange{Key: k})
-			}
-			t.uncertain = append(t.uncertain, u)
-			continue
-		}
-		if o.Failed() {
-			if o.Request.Kind.IsWrite() && !o.Definite() {
+	// A segment's context (history.Context) holds the writes before it that its
+	// watches may show: their changes count as the segment's own do.
+	for _, ops := range h.OperationsWithContext() {
+		for i := range ops {
+			o := &ops[i]
+			if o.Request.Kind == history.OpLeaseRevoke && !o.Definite() {
+				// Its answer does not say which keys it deleted, if any.
 				u := uncertainWrite{from: bounds.AtLeast(o.Call).Rev + 1}
-				o.Request.Writes(func(r *history.Request, _ bool) {
-					u.ranges = append(u.ranges, facts.KeyRange{Key: r.Key, End: r.End})
-				})
-				t.uncertain = append(t.uncertain, u)
-			}
-			continue
-		}
-		rev, creates := facts.AckedWriteRevision(o)
-		if !creates {
-			continue
-		}
-		full := true
-		history.Executed(&o.Request, o.Response, func(r *history.Request, resp *history.Response) {
-			switch {
-			case r.Kind == history.OpRange:
-			case r.Kind == history.OpPut && r.IgnoreValue:
-				// It keeps the value the key held, which the request
-				// does not say: the watches that saw it tell.
-				full = false
-				t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key}}, from: rev})
-			case r.Kind == history.OpPut:
-				add(tlChange{rev: rev, typ: history.EventPut, value: r.Value}, r.Key)
-			case resp == nil || resp.Deleted > 0 && r.End != "" && int64(len(resp.PrevKVs)) < resp.Deleted:
-				full = false // which keys it deleted is not known
-				t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key, End: r.End}}, from: rev})
-			case r.End == "" && resp.Deleted > 0:
-				add(tlChange{rev: rev, typ: history.EventDelete}, r.Key)
-			case r.End != "":
-				for _, kv := range resp.PrevKVs {
-					add(tlChange{rev: rev, typ: history.EventDelete}, kv.Key)
+				for _, k := range leaseKeys[o.Request.Lease] {
+					u.ranges = append(u.ranges, facts.KeyRange{Key: k})
 				}
+				t.uncertain = append(t.uncertain, u)
+				continue
 			}
-		})
-		if full {
-			t.known[rev] |= allKeysBit
+			if o.Failed() {
+				if o.Request.Kind.IsWrite() && !o.Definite() {
+					u := uncertainWrite{from: bounds.AtLeast(o.Call).Rev + 1}
+					o.Request.Writes(func(r *history.Request, _ bool) {
+						u.ranges = append(u.ranges, facts.KeyRange{Key: r.Key, End: r.End})
+					})
+					t.uncertain = append(t.uncertain, u)
+				}
+				continue
+			}
+			rev, creates := facts.AckedWriteRevision(o)
+			if !creates {
+				continue
+			}
+			full := true
+			history.Executed(&o.Request, o.Response, func(r *history.Request, resp *history.Response) {
+				switch {
+				case r.Kind == history.OpRange:
+				case r.Kind == history.OpPut && r.IgnoreValue:
+					// It keeps the value the key held, which the request
+					// does not say: the watches that saw it tell.
+					full = false
+					t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key}}, from: rev})
+				case r.Kind == history.OpPut:
+					add(tlChange{rev: rev, typ: history.EventPut, value: r.Value}, r.Key)
+				case resp == nil || resp.Deleted > 0 && r.End != "" && int64(len(resp.PrevKVs)) < resp.Deleted:
+					full = false // which keys it deleted is not known
+					t.uncertain = append(t.uncertain, uncertainWrite{ranges: []facts.KeyRange{{Key: r.Key, End: r.End}}, from: rev})
+				case r.End == "" && resp.Deleted > 0:
+					add(tlChange{rev: rev, typ: history.EventDelete}, r.Key)
+				case r.End != "":
+					for _, kv := range resp.PrevKVs {
+						add(tlChange{rev: rev, typ: history.EventDelete}, kv.Key)
+					}
+				}
+			})
+			if full {
+				t.known[rev] |= allKeysBit
+			}
 		}
 	}
 	for _, w := range h.Watches {

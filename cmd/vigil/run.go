@@ -61,7 +61,7 @@ func defineRunFlags(fs *flag.FlagSet) *launch.Options {
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the members' data dirs after a passing run (a failed or interrupted run keeps them always)")
 	fs.BoolVar(&o.FailFast, "fail-fast", false, "stop the workload at the first violation the live judge finds (faults heal, the history is kept and judged, the reports written)")
 	fs.DurationVar(&o.JudgeEvery, "judge-every", o.JudgeEvery, "period of the live judge, which checks the history's safety guarantees while the run goes on (0: judge only at the end)")
-	fs.DurationVar(&o.Segment, "segment", o.Segment, "cut a run longer than 2m (any run, when given) into segments of this length, each with its own keys and watches, judged as soon as it ends and then dropped from memory: how hours of chaos fit in the memory of one segment (0: never; --target etcd only)")
+	fs.DurationVar(&o.Segment, "segment", o.Segment, "cut a run longer than 2m (any run, when given) into segments of this length, each judged as soon as it is complete and then dropped from memory (a watch open across a boundary is judged whole where it ends): how hours of chaos fit in the memory of a few segments (0: never)")
 	defineHeldTo(fs, &o.Profile, &o.Limitations, "checks")
 	fs.BoolVar(&o.Conform, "conform", false, "run the conformance probes (vigil conform) against the cluster first, and stop if any fails")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", o.StartTimeout, "how long the cluster gets to become healthy")

@@ -86,6 +86,9 @@ type Write struct {
 	// observation (how says which); 0 when the history does not place it.
 	Rv  int64
 	How Ref
+	// Context: the write is one of a segment's context (history.Context),
+	// a fact no check judges.
+	Context bool
 }
 
 // Ref points at a record: an operation (idx: which list item, -1 for
@@ -117,6 +120,12 @@ type Object struct {
 	// no observation showed.
 	DelSpans []Span
 	PutSpans []Span
+	// Floor, in a segment with a context, is the RV of the object's
+	// oldest change the context holds (its anchor): the object's changes
+	// below it were in the segments before, so the history does not know
+	// them, and states and events below it are not judged. 0: every
+	// change of the object is known.
+	Floor int64
 }
 
 // Span says a change's RV lies in (lo, hi); hi is MaxInt64 when unbounded.
@@ -138,6 +147,7 @@ func Build(h *history.History) *Model {
 	m.placeDeletions()
 	m.indexTimes()
 	m.leftovers()
+	m.setFloors()
 	for _, o := range m.Objs {
 		sort.Slice(o.Changes, func(i, j int) bool { return o.Changes[i].Rv < o.Changes[j].Rv })
 	}
@@ -151,12 +161,12 @@ func Build(h *history.History) *Model {
 }
 
 func (m *Model) collectWrites() {
-	for i := range m.History.KubeOps {
-		o := &m.History.KubeOps[i]
+	for _, wo := range m.writeOps() {
+		o := wo.op
 		if !o.Request.Verb.IsWrite() {
 			continue
 		}
-		w := &Write{Op: o, Verb: o.Request.Verb, Name: OpName(o)}
+		w := &Write{Op: o, Verb: o.Request.Verb, Name: OpName(o), Context: wo.context}
 		if w.Name == "" {
 			continue
 		}
@@ -249,7 +259,8 @@ type kobservation struct {
 // eachObservation calls f for every object state the history shows, other
 // than the responses of writes: get answers, list items, and ADDED and
 // MODIFIED events.
-func eachObservation(h *history.History, f func(kobservation)) {
+func (m *Model) eachObservation(f func(kobservation)) {
+	h := m.History
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
 		if o.Response == nil || o.Request.Verb.IsWrite() {
@@ -262,7 +273,7 @@ func eachObservation(h *history.History, f func(kobservation)) {
 			f(kobservation{&o.Response.Items[j], Ref{Op: o.ID, Index: int32(j)}})
 		}
 	}
-	for _, w := range h.KubeWatches {
+	for _, w := range m.kubeWatches() {
 		for i := range w.Events {
 			e := &w.Events[i]
 			if (e.Type == history.KubeAdded || e.Type == history.KubeModified) && e.Object != nil {
@@ -277,7 +288,7 @@ func eachObservation(h *history.History, f func(kobservation)) {
 // another RV than its write's) places nothing; the checks that judge it
 // say why (explainValue).
 func (m *Model) observe() {
-	eachObservation(m.History, func(ob kobservation) {
+	m.eachObservation(func(ob kobservation) {
 		if m.Objs[ob.obj.Name] == nil {
 			m.Foreign++
 			return
@@ -304,7 +315,7 @@ func (m *Model) placeDeletions() {
 	}
 	var cands []cand
 	seen := map[int64]bool{}
-	for _, w := range m.History.KubeWatches {
+	for _, w := range m.kubeWatches() {
 		if w.Request.LabelSelector != "" {
 			continue
 		}
@@ -424,6 +435,9 @@ func (m *Model) leftovers() {
 // with an RV other than not (0: any RV): a known state there, or a create
 // or update the history cannot place that may lie before hi.
 func (o *Object) MayExistIn(lo, hi, not int64) bool {
+	if o.Unknown(lo) {
+		return true // below its Floor the object's states are not known
+	}
 	if s := SpanIn(o.PutSpans, 0, hi); s != nil {
 		return true
 	}
@@ -464,6 +478,16 @@ func (m *Model) VerifyState(items []history.Object, sel *LabelSelector, a, b int
 		}
 		c := o.Exactly(rv)
 		switch {
+		case c == nil && o.Unknown(rv):
+			// A state from before the segment's context: not known, but
+			// the object's changes from its Floor on are, so the state
+			// shown lies below the Floor.
+			if next := intersectIvs(allowed, Intervals{{rv, o.Floor - 1}}); len(next) > 0 {
+				allowed = next
+			} else {
+				sc.Issues = append(sc.Issues, stateIssue{Kind: issStale, Name: it.Name, Item: i, Rv: rv, other: o.At(o.Floor)})
+			}
+			continue
 		case c == nil:
 			sc.Issues = append(sc.Issues, stateIssue{Kind: issUnexplained, Name: it.Name, Item: i, Rv: rv})
 			continue
@@ -664,7 +688,7 @@ func (o *Object) Exactly(rv int64) *Change {
 // (a, b]; withPuts also counts unplaced creates and updates (they may
 // change the labels).
 func (o *Object) Settled(a, b int64, withPuts bool) bool {
-	if SpanIn(o.DelSpans, a, b) != nil {
+	if o.Unknown(a) || SpanIn(o.DelSpans, a, b) != nil {
 		return false
 	}
 	return !withPuts || SpanIn(o.PutSpans, a, b) == nil
@@ -709,7 +733,7 @@ func (m *Model) Evidence(v *check.Violation, refs ...Ref) {
 				v.Operations = append(v.Operations, r.Op)
 			}
 		case r.watch != 0:
-			if w := m.History.KubeWatchByID(r.watch); w != nil && int(r.Index) < len(w.Events) {
+			if w := m.kubeWatchByID(r.watch); w != nil && int(r.Index) < len(w.Events) {
 				v.KubeEvents = append(v.KubeEvents, EventAt(w, int(r.Index)))
 			}
 		}
@@ -731,6 +755,15 @@ func (m *Model) classifyWatches() {
 		}
 		m.Watches = append(m.Watches, kw)
 		m.ByWatch[w.ID] = kw
+	}
+	// A context's watches are what a resume of this segment may continue:
+	// found by id, judged by no check.
+	if c := m.History.Context; c != nil {
+		for _, w := range c.KubeWatches {
+			if m.ByWatch[w.ID] == nil {
+				m.ByWatch[w.ID] = m.classify(w)
+			}
+		}
 	}
 }
 
