@@ -263,7 +263,7 @@ func TestWatchPatterns(t *testing.T) {
 
 	// No compaction yet, or one below the run's first revision: left alone.
 	w, _ = patternWorkload(t, 1, "watch-at-head=0,watch-at-compact=100", false)
-	w.cfg.MinRevision = 50
+	w.watchFloor.Store(50)
 	w.Stats.CompactRevision.Store(40)
 	start := int64(7)
 	g.Expect(w.watchPattern(w.seeded("x"), &start)).To(BeNil())
