@@ -17,17 +17,14 @@ import (
 func (c *Client) Lease(ctx context.Context, req targets.LeaseRequest) (targets.LeaseAnswer, error) {
 	switch req.Kind {
 	case history.CallLeaseGrant:
-		var resp *clientv3.LeaseGrantResponse
-		var err error
-		if req.ID != 0 { // clientv3's Grant lets the server choose the id; the API takes one
-			resp, err = c.grantWithID(ctx, req.TTL, req.ID)
-		} else {
-			resp, err = c.c.Grant(ctx, req.TTL)
-		}
+		resp, err := c.lease().LeaseGrant(ctx, &pb.LeaseGrantRequest{TTL: req.TTL, ID: req.ID})
 		if err != nil {
 			return targets.LeaseAnswer{}, classify(err)
 		}
-		return targets.LeaseAnswer{ID: int64(resp.ID), TTL: resp.TTL, Revision: resp.Revision}, nil
+		if resp.Error != "" {
+			return targets.LeaseAnswer{}, classify(fmt.Errorf("%s", resp.Error))
+		}
+		return targets.LeaseAnswer{ID: resp.ID, TTL: resp.TTL, Revision: resp.Header.GetRevision()}, nil
 	case history.CallLeaseKeepAlive:
 		resp, err := c.c.KeepAliveOnce(ctx, clientv3.LeaseID(req.ID))
 		if err != nil {
@@ -35,11 +32,11 @@ func (c *Client) Lease(ctx context.Context, req targets.LeaseRequest) (targets.L
 		}
 		return targets.LeaseAnswer{ID: int64(resp.ID), TTL: resp.TTL, Revision: resp.Revision}, nil
 	case history.CallLeaseRevoke:
-		resp, err := c.c.Revoke(ctx, clientv3.LeaseID(req.ID))
+		resp, err := c.lease().LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: req.ID})
 		if err != nil {
 			return targets.LeaseAnswer{}, classify(err)
 		}
-		return targets.LeaseAnswer{ID: req.ID, Revision: resp.Header.Revision}, nil
+		return targets.LeaseAnswer{ID: req.ID, Revision: resp.Header.GetRevision()}, nil
 	case history.CallLeaseTimeToLive:
 		var opts []clientv3.LeaseOption
 		if req.Attached {
@@ -58,12 +55,13 @@ func (c *Client) Lease(ctx context.Context, req targets.LeaseRequest) (targets.L
 	return targets.LeaseAnswer{}, fmt.Errorf("etcd target: %q is not a lease call", req.Kind)
 }
 
-// grantWithID grants a lease of the given id, through the raw gRPC
-// client (clientv3's Grant has no option for it).
-func (c *Client) grantWithID(ctx context.Context, ttl, id int64) (*clientv3.LeaseGrantResponse, error) {
-	resp, err := pb.NewLeaseClient(c.c.ActiveConnection()).LeaseGrant(ctx, &pb.LeaseGrantRequest{TTL: ttl, ID: id})
-	if err != nil {
-		return nil, err
-	}
-	return &clientv3.LeaseGrantResponse{ResponseHeader: resp.Header, ID: clientv3.LeaseID(resp.ID), TTL: resp.TTL, Error: resp.Error}, nil
+// lease is the Lease service without clientv3's lessor: the lessor sends
+// grants and revokes as repeatable, and so sends them again when the
+// connection breaks after the server took them. A revoke the server
+// applied then comes back "lease not found" from its second sending, and
+// a grant grants twice. One call recorded must be one request sent: on
+// the bare connection a write is sent again only when it never left
+// (the client's policy for puts and txns).
+func (c *Client) lease() pb.LeaseClient {
+	return pb.NewLeaseClient(c.c.ActiveConnection())
 }
