@@ -19,12 +19,30 @@ const (
 	KubeList   KubeVerb = "list"
 	KubeUpdate KubeVerb = "update"
 	KubeDelete KubeVerb = "delete"
+	// KubePatch is a PATCH of one object, of the request's PatchType.
+	KubePatch KubeVerb = "patch"
+	// KubeDeleteCollection deletes every object a selector picks, each
+	// with its own DELETED event.
+	KubeDeleteCollection KubeVerb = "deletecollection"
 )
 
 // IsWrite reports whether a call of this verb can change the collection.
+// A dry run is still a write call: that it changed nothing is for the
+// checks to judge.
 func (v KubeVerb) IsWrite() bool {
-	return v == KubeCreate || v == KubeUpdate || v == KubeDelete
+	return v == KubeCreate || v == KubeUpdate || v == KubeDelete || v == KubePatch || v == KubeDeleteCollection
 }
+
+// Patch types (the PATCH request's Content-Type).
+const (
+	PatchJSON      = "json"      // application/json-patch+json (RFC 6902)
+	PatchMerge     = "merge"     // application/merge-patch+json (RFC 7386)
+	PatchStrategic = "strategic" // application/strategic-merge-patch+json (built-in types only)
+	PatchApply     = "apply"     // application/apply-patch+yaml: server-side apply
+)
+
+// SubresourceStatus is the status subresource of a custom resource.
+const SubresourceStatus = "status"
 
 // Object is the part of a Kubernetes object vigil looks at.
 type Object struct {
@@ -35,6 +53,19 @@ type Object struct {
 	// value names the write that produced it.
 	Value  string            `json:"value,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// GenerateName is a create's metadata.generateName (Name then empty):
+	// the server picks the name.
+	GenerateName string `json:"generate_name,omitempty"`
+	// Finalizers, DeletionTimestamp and Generation are the metadata
+	// fields of the same names: an object with finalizers is only marked
+	// by a delete (DeletionTimestamp set) until the last one is removed;
+	// Generation moves with the object's spec (data), not its status.
+	Finalizers        []string `json:"finalizers,omitempty"`
+	DeletionTimestamp string   `json:"deletion_ts,omitempty"`
+	Generation        int64    `json:"generation,omitempty"`
+	// Status is status.value of a custom resource with a status
+	// subresource: its own unique value per status write.
+	Status string `json:"status,omitempty"`
 	// Annotations are kept only where a check needs them (the
 	// k8s.io/initial-events-end annotation of a BOOKMARK).
 	Annotations map[string]string `json:"annotations,omitempty"`
@@ -51,9 +82,28 @@ type KubeRequest struct {
 	Limit                int64  `json:"limit,omitempty"`
 	Continue             string `json:"continue,omitempty"`
 	LabelSelector        string `json:"label_selector,omitempty"`
+	// FieldSelector is a list's, watch's or delete-collection's
+	// fieldSelector (e.g. metadata.name=x).
+	FieldSelector string `json:"field_selector,omitempty"`
 	// Object is the body of create and update; for update its
-	// ResourceVersion is the optimistic-concurrency precondition.
+	// ResourceVersion is the optimistic-concurrency precondition (none:
+	// the update is unconditional).
 	Object *Object `json:"object,omitempty"`
+	// PatchType and Patch are a patch's type and its body exactly as
+	// sent (JSON, or YAML for apply). A precondition inside the body (a
+	// metadata.resourceVersion or uid) is in the body, as the server sees it.
+	PatchType string `json:"patch_type,omitempty"`
+	Patch     string `json:"patch,omitempty"`
+	// FieldManager and Force are server-side apply's (and any write's
+	// fieldManager query parameter).
+	FieldManager string `json:"field_manager,omitempty"`
+	Force        bool   `json:"force,omitempty"`
+	// DryRun is dryRun=All: the server must validate and answer as if it
+	// wrote, and change nothing anyone can see.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Subresource is "status" for a write or read of the status
+	// subresource; empty for the object itself.
+	Subresource string `json:"subresource,omitempty"`
 	// PreconditionRV and PreconditionUID are a delete's preconditions.
 	PreconditionRV  string `json:"precondition_rv,omitempty"`
 	PreconditionUID string `json:"precondition_uid,omitempty"`
@@ -69,6 +119,10 @@ type KubeStatus struct {
 	// "ResourceVersionTooLarge" on the 504 that answers a future RV
 	// (added for kube/future-rv).
 	Causes []string `json:"causes,omitempty"`
+	// Fields are the details.causes[].field of the Status: on an apply
+	// conflict (409 with FieldManagerConflict causes), the fields owned
+	// by another manager.
+	Fields []string `json:"fields,omitempty"`
 	// Continue is the Status's metadata.continue: the fresh, inconsistent
 	// continue token a 410 on an expired continue token carries (added for
 	// kube/continue-expired).
@@ -80,7 +134,9 @@ type KubeResponse struct {
 	Code int `json:"code"`
 	// Object answers create, get, update and delete.
 	Object *Object `json:"object,omitempty"`
-	// Items, ListRV, Continue and RemainingItemCount answer list.
+	// Items, ListRV, Continue and RemainingItemCount answer list; Items
+	// also answers delete-collection (the objects it deleted, as the
+	// server returned them).
 	Items              []Object `json:"items,omitempty"`
 	ListRV             string   `json:"list_rv,omitempty"`
 	Continue           string   `json:"continue,omitempty"`
@@ -121,6 +177,7 @@ type KubeWatchRequest struct {
 	SendInitialEvents    *bool  `json:"send_initial_events,omitempty"`
 	TimeoutSeconds       int64  `json:"timeout_seconds,omitempty"`
 	LabelSelector        string `json:"label_selector,omitempty"`
+	FieldSelector        string `json:"field_selector,omitempty"`
 	// Continue is sent only by the watchlist-validation probes.
 	Continue string `json:"continue,omitempty"`
 }

@@ -19,8 +19,12 @@ import "time"
 // txns, compares on lease and over a key range, physical compaction, the
 // lease time-to-live call, the definite errors that come with them
 // (key-not-found, lease-not-found, invalid), and the productions a request
-// was drawn from (Draw).
-const FormatVersion = 4
+// was drawn from (Draw). Format 5 added the Kubernetes write paths
+// controllers use: patch in its four types (server-side apply with field
+// managers and force), delete-collection, dryRun, the status subresource,
+// generateName, fieldSelector, and the object fields they move
+// (finalizers, deletionTimestamp, generation, status).
+const FormatVersion = 5
 
 // OpKind names an etcd v3 API call.
 type OpKind string

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,9 @@ func TestWorkloadShapesOnHealthyEtcd(t *testing.T) {
 			out, err := RunEtcd(ctx, fx, EtcdConfig{Common: Common{Out: dir, Seed: 9, Vigil: "test", Checks: check.DefaultConfig()}, Workload: wl})
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, r := range out.Results {
+				if r.Verdict == check.Unknown && strings.Contains(r.Reason, "gathered nothing this check judges") {
+					continue // a shape that sends few of a check's requests may give it no evidence: honest, not a false alarm
+				}
 				g.Expect(r.Verdict).To(Or(Equal(check.Pass), Equal(check.Skipped)), "%s: %s %v", r.Name, r.Reason, r.Violations)
 			}
 			expectShape(g, shape, wl.Clients, out.History)
