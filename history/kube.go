@@ -87,7 +87,10 @@ type KubeRequest struct {
 	FieldSelector string `json:"field_selector,omitempty"`
 	// Object is the body of create and update; for update its
 	// ResourceVersion is the optimistic-concurrency precondition (none:
-	// the update is unconditional).
+	// the update is unconditional). For a patch it is what the patch sets,
+	// for the checks to read without parsing Patch: the name, the value
+	// (each patch sets a unique data value or status value), and the
+	// labels or finalizers when it sets them.
 	Object *Object `json:"object,omitempty"`
 	// PatchType and Patch are a patch's type and its body exactly as
 	// sent (JSON, or YAML for apply). A precondition inside the body (a

@@ -17,8 +17,10 @@ import (
 // stored as JSON in etcd (ConfigMaps as protobuf).
 var VigilObjects = Resource{Group: "vigil.dev", Version: "v1", Plural: "vigilobjects", Kind: "VigilObject"}
 
-// crdBody is the CustomResourceDefinition of r: a structural schema whose
-// only field is data, a map of strings.
+// crdBody is the CustomResourceDefinition of r: a structural schema with
+// data (the spec: a map of strings, as a ConfigMap's) and status (a map of
+// strings), served with the status subresource, so status writes go
+// through /status and leave data alone, and generation moves with data only.
 func crdBody(r Resource) map[string]any {
 	return map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
@@ -33,9 +35,11 @@ func crdBody(r Resource) map[string]any {
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{
 					"type": "object",
 					"properties": map[string]any{
-						"data": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+						"data":   map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+						"status": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 					},
 				}},
+				"subresources": map[string]any{"status": map[string]any{}},
 			}},
 		},
 	}

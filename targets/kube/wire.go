@@ -12,12 +12,16 @@ import (
 // decode.
 
 type wireMeta struct {
-	Name            string            `json:"name,omitempty"`
-	Namespace       string            `json:"namespace,omitempty"`
-	UID             string            `json:"uid,omitempty"`
-	ResourceVersion string            `json:"resourceVersion,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	Annotations     map[string]string `json:"annotations,omitempty"`
+	Name              string            `json:"name,omitempty"`
+	GenerateName      string            `json:"generateName,omitempty"`
+	Generation        int64             `json:"generation,omitempty"`
+	Finalizers        []string          `json:"finalizers,omitempty"`
+	DeletionTimestamp string            `json:"deletionTimestamp,omitempty"`
+	Namespace         string            `json:"namespace,omitempty"`
+	UID               string            `json:"uid,omitempty"`
+	ResourceVersion   string            `json:"resourceVersion,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
 }
 
 // wireObject is a ConfigMap (or a Status: Kind tells).
@@ -26,6 +30,9 @@ type wireObject struct {
 	Kind       string            `json:"kind,omitempty"`
 	Metadata   wireMeta          `json:"metadata"`
 	Data       map[string]string `json:"data,omitempty"`
+	// Status is a custom resource's status (status.value); ConfigMaps
+	// have none.
+	Status map[string]string `json:"status,omitempty"`
 }
 
 type wireListMeta struct {
@@ -52,6 +59,7 @@ type wireStatus struct {
 		Causes []struct {
 			Type    string `json:"reason,omitempty"`
 			Message string `json:"message,omitempty"`
+			Field   string `json:"field,omitempty"`
 		} `json:"causes,omitempty"`
 	} `json:"details,omitempty"`
 }
@@ -79,7 +87,9 @@ const ValueKey = "value"
 // when keepAnnotations (BOOKMARKs), so histories stay small.
 func toObject(o wireObject, keepAnnotations bool) *history.Object {
 	out := &history.Object{Name: o.Metadata.Name, UID: o.Metadata.UID,
-		ResourceVersion: o.Metadata.ResourceVersion, Value: o.Data[ValueKey]}
+		ResourceVersion: o.Metadata.ResourceVersion, Value: o.Data[ValueKey], GenerateName: o.Metadata.GenerateName,
+		Finalizers: o.Metadata.Finalizers, DeletionTimestamp: o.Metadata.DeletionTimestamp,
+		Generation: o.Metadata.Generation, Status: o.Status[ValueKey]}
 	if len(o.Metadata.Labels) > 0 {
 		out.Labels = o.Metadata.Labels
 	}
@@ -94,9 +104,13 @@ func toObject(o wireObject, keepAnnotations bool) *history.Object {
 // are the update's preconditions.
 func (r Resource) fromObject(o *history.Object, namespace string) wireObject {
 	w := wireObject{APIVersion: r.apiVersion(), Kind: r.Kind, Metadata: wireMeta{Name: o.Name, Namespace: namespace,
-		UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels}}
+		UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, GenerateName: o.GenerateName,
+		Finalizers: o.Finalizers}}
 	if o.Value != "" {
 		w.Data = map[string]string{ValueKey: o.Value}
+	}
+	if o.Status != "" {
+		w.Status = map[string]string{ValueKey: o.Status}
 	}
 	return w
 }
@@ -108,6 +122,9 @@ func toStatus(s wireStatus) *history.KubeStatus {
 		for _, c := range s.Details.Causes {
 			if c.Type != "" {
 				out.Causes = append(out.Causes, c.Type)
+			}
+			if c.Field != "" {
+				out.Fields = append(out.Fields, c.Field)
 			}
 		}
 	}
