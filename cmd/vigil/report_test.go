@@ -83,7 +83,7 @@ func TestReportPage(t *testing.T) {
 	for name, out := range pages {
 		shot := filepath.Join(dir, name+".png")
 		cmd := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-			"--window-size=1100,2400", "--screenshot="+shot, "file://"+filepath.Join(out, reports.PageFile))
+			"--window-size=1100,4000", "--screenshot="+shot, "file://"+filepath.Join(out, reports.PageFile))
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("chromium: %v\n%s", err, b)
 		}
