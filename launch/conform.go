@@ -17,7 +17,9 @@ import (
 	"github.com/vigil-suite/vigil/fixtures/kubeapiserver"
 	"github.com/vigil-suite/vigil/suites/conformance"
 	"github.com/vigil-suite/vigil/suites/conformance/kubeprobes"
+	etcdtarget "github.com/vigil-suite/vigil/targets/etcd"
 	"github.com/vigil-suite/vigil/targets/kube"
+	"github.com/vigil-suite/vigil/workload"
 )
 
 // ConformOptions are the options of `vigil conform`: the deterministic
@@ -357,18 +359,52 @@ func differential(ctx context.Context, target probed, startRef func() (probed, e
 	return append(results, reduceGrammar(ctx, target, ref, results, lims)...), ref.name, nil
 }
 
+// grammarRefusals asks the target at eps which grammar productions it
+// refuses, under a prefix of its own (workload.Refusals), and says what
+// it found on stderr.
+func grammarRefusals(ctx context.Context, eps []string, sec fixtures.Security, run int64) map[string]string {
+	c, err := etcdtarget.Dial(eps[0], 5*time.Second, sec)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "asking the target what it refuses: %v; the grammar sequences draw from everything\n", err)
+		return nil
+	}
+	defer c.Close()
+	refused := workload.Refusals(ctx, c, fmt.Sprintf("/vigil-conform/forms-%d/", run))
+	var prods []string
+	for pr := range refused {
+		if strings.Contains(pr, "=") {
+			prods = append(prods, pr)
+		}
+	}
+	if len(prods) > 0 {
+		slices.Sort(prods)
+		fmt.Fprintf(os.Stderr, "the target refuses %d production(s) of the grammar; no grammar sequence sends them: %s\n", len(prods), strings.Join(prods, ", "))
+	}
+	return refused
+}
+
 // etcdServers is the etcd target (one vigil starts if no endpoints are
 // given) and, unless the reference is none, how to start the reference
 // etcd: the target's reported version by default.
 func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed, func() (probed, error), error) {
 	run := time.Now().UnixNano() // the grammar sequences' lease ids, alike on both servers
+	// The productions the target refuses, asked of it before its grammar
+	// sequences run (the target runs first): neither server is sent them.
+	var refused map[string]string
+	sides := 0 // the target's probes are made first, then the reference's
 	probesAt := func(eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) probed {
 		gs := conformance.GrammarProbes(o.Seed, o.Grammar, o.GrammarLength, run)
+		gs.Refused = func() map[string]string { return refused }
+		isTarget := sides == 0
+		sides++
 		return probed{grammar: gs,
 			run: func(ctx context.Context) ([]conformance.Result, error) {
 				probes := conformance.EtcdProbes()
 				if len(only) == 0 {
 					probes = append(probes, gs.Probes...)
+				}
+				if isTarget && len(only) == 0 && o.Grammar > 0 {
+					refused = grammarRefusals(ctx, eps, sec, run)
 				}
 				return conformance.RunEtcdProbes(ctx, conformance.EtcdConfig{Endpoints: eps, Only: only, Security: sec, Fresh: fresh}, probes)
 			},

@@ -55,7 +55,10 @@ func reduceGrammar(ctx context.Context, target, ref probed, results []conformanc
 				return false, "", err
 			}
 			c := conformance.CompareWithReference(x, y, lims...)
-			if len(c) == 0 || c[0].Verdict == conformance.Pass {
+			if len(c) == 0 || c[0].Verdict == conformance.Pass || firstDiffRefused(c[0]) {
+				// A reduction whose first difference is the target's
+				// refusal (a txn stripped to a form it does not serve)
+				// shows that refusal, not the difference sought.
 				return false, "", nil
 			}
 			last = c
@@ -76,6 +79,19 @@ func reduceGrammar(ctx context.Context, target, ref probed, results []conformanc
 		}
 	}
 	return out
+}
+
+// firstDiffRefused reports whether a result's first difference from the
+// reference is the target declining a request it does not implement.
+func firstDiffRefused(r conformance.Result) bool {
+	if len(r.Diff) == 0 {
+		return false
+	}
+	d := r.Diff[0]
+	if i := strings.Index(d, "; the reference: "); i >= 0 {
+		d = d[:i] // the target's answer only
+	}
+	return strings.Contains(d, "-> error Unimplemented") || history.SaysRefused(d)
 }
 
 // grammarRepros says how to run each grammar sequence again and writes,

@@ -94,3 +94,26 @@ func programExit(t *testing.T, bin, version string, members int, args func(endpo
 	}
 	return 0, out
 }
+
+// A reduction whose first difference is the target declining a request is
+// a refusal, not the difference sought; any other first difference counts.
+func TestFirstDiffRefused(t *testing.T) {
+	for _, c := range []struct {
+		diff string
+		want bool
+	}{
+		{`calls step 1: the target: Txn {} -> error InvalidArgument: etcdserver: unsupported operations in txn request; the reference: Txn {} -> {"succeeded":true}`, true},
+		{`calls step 1: the target: DeleteRange {"key":"$/k1"} -> error Unimplemented: delete is not implemented by kine; the reference: DeleteRange {"key":"$/k1"} -> {}`, true},
+		{`calls step 1: the target: Put {"key":"$/k5","lease":"lease#1"} -> {"header":{}}; the reference: Put {"key":"$/k5","lease":"lease#1"} -> error NotFound: etcdserver: requested lease not found`, false},
+		// The reference's words do not make the target's answer a refusal.
+		{`calls step 2: the target: Range {} -> {}; the reference: Range {} -> error Unimplemented: not supported`, false},
+	} {
+		r := conformance.Result{Diff: []string{c.diff}}
+		if got := firstDiffRefused(r); got != c.want {
+			t.Errorf("firstDiffRefused(%q) = %v, want %v", c.diff, got, c.want)
+		}
+	}
+	if firstDiffRefused(conformance.Result{}) {
+		t.Error("a result without differences counts as refused")
+	}
+}

@@ -324,6 +324,17 @@ func (c *Config) Probe(ctx context.Context, cl targets.Client) error {
 	return c.adapt(probeForms(ctx, cl, c.Prefix, c.weights(), c.leaseTTL(), timeout))
 }
 
+// Refusals asks the target, through cl, for every production of the
+// default shape's grammar under prefix (as a run's Probe does, writing
+// only there, and removing what it wrote where the target lets it) and
+// returns those it refused, with its words. Differential probes use it
+// to draw, on the target and on the reference alike, only what the
+// target serves.
+func Refusals(ctx context.Context, cl targets.Client, prefix string) map[string]string {
+	c := DefaultConfig()
+	return probeForms(ctx, cl, prefix, c.weights(), c.leaseTTL(), 5*time.Second).refused
+}
+
 // adapt makes the workload draw only what the target serves: the
 // generators never draw a refused production, the watchers ask for no
 // refused option. It fails for a shape that cannot do without what was

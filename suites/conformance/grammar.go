@@ -27,6 +27,12 @@ import (
 // GrammarSequences are differential probes drawn from the grammar.
 type GrammarSequences struct {
 	Probes []EtcdProbe
+	// Refused, when set before the probes run, names the productions the
+	// target refuses (workload.Refusals): neither server is sent them, so
+	// a sequence compares what the target serves instead of stopping at
+	// its first refusal. Give the target's sequences and the reference's
+	// the same.
+	Refused func() map[string]string
 	// sent holds, by probe name, the requests the last run of each probe
 	// sent, relative to its prefix and base revision (see relative).
 	mu   sync.Mutex
@@ -64,6 +70,11 @@ const grammarKeys = 6
 func (gs *GrammarSequences) draw(p *P, name string, rng *rand.Rand, length int, run int64) {
 	weights, err := grammar.For("")
 	p.Expect(err).NotTo(gomega.HaveOccurred())
+	if gs.Refused != nil {
+		if refused := gs.Refused(); len(refused) > 0 {
+			weights = weights.Without(func(pr string) bool { _, no := refused[pr]; return no })
+		}
+	}
 	keys := make([]string, grammarKeys)
 	for i := range keys {
 		keys[i] = p.K(fmt.Sprintf("k%d", i))
