@@ -37,6 +37,10 @@ type Resource struct {
 // carrying each write's unique value.
 var ConfigMaps = Resource{Version: "v1", Plural: "configmaps", Kind: "ConfigMap"}
 
+// APIVersion is the resource's apiVersion: group/version, or the version
+// of a core resource.
+func (r Resource) APIVersion() string { return r.apiVersion() }
+
 func (r Resource) apiVersion() string {
 	if r.Group == "" {
 		return r.Version
