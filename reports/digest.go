@@ -528,11 +528,12 @@ func (d *Digest) addKube(h *history.History, lagged map[int64]bool) {
 				f.InitialEventsEnd++
 			}
 		}
-		// A watch is answered once it delivers an event or the server
-		// ends it cleanly; refused when the server declines its form.
+		// A watch is answered once it delivers an event, the server ends
+		// it cleanly or answers it with an error Status (a 422 for an
+		// invalid one); refused when the server declines its form.
 		if !st.created && !st.refused {
 			switch {
-			case len(w.Events) > 0 || w.End != nil && w.End.Reason != history.EndError:
+			case len(w.Events) > 0 || w.End != nil && (w.End.Reason != history.EndError || w.End.Status != nil && !history.KubeRefused(w.End.Status)):
 				st.created = true
 				d.countKubeForms(forms, 0, 1, 0)
 			case w.End != nil && history.KubeRefused(w.End.Status):

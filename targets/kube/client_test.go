@@ -430,3 +430,15 @@ func TestWriteVerbsOnTheWire(t *testing.T) {
 	q := watchQuery(history.KubeWatchRequest{FieldSelector: "metadata.name=o1"})
 	g.Expect(q).To(Equal(url.Values{"watch": {"true"}, "fieldSelector": {"metadata.name=o1"}}))
 }
+
+// A delete answered with a Status of success (as configmaps' are) is an
+// answer, not an undecodable one: its status field is a string.
+func TestDeleteAnsweredWithStatus(t *testing.T) {
+	g := NewWithT(t)
+	resp, err := decodeResponse(history.KubeDelete, 200, []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"o1","kind":"configmaps","uid":"u1"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.Object).To(BeNil())
+	o, err := decodeResponse(history.KubeGet, 200, []byte(`{"kind":"VigilObject","metadata":{"name":"o1"},"status":{"value":"s"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.Object.Status).To(Equal("s"))
+}
