@@ -57,7 +57,7 @@ type Digest struct {
 	kubeSeen, kubeOps     bool
 	kube                  KubeStats
 	kubeForms             map[string]*ProductionCount // by history.KubeForms
-	listed                map[int]bool // Kubernetes clients that started a watch from a list
+	listed                map[int]bool                // Kubernetes clients that started a watch from a list
 
 	faults  []history.Fault
 	faultAt map[string]int
