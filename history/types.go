@@ -422,6 +422,9 @@ type Meta struct {
 	// not refuse before the run. A report lists the ones never drawn
 	// (format 4).
 	Productions []string `json:"productions,omitempty"`
+	// KubeForms lists the Kubernetes verbs and options (KubeForms) the
+	// workload could send, for a report to list the ones never sent.
+	KubeForms []string `json:"kube_forms,omitempty"`
 	// Segment, in the history of one segment of a segmented run (see
 	// Segmenter), places it in the run; nil in a whole history.
 	Segment *Segment `json:"segment,omitempty"`

@@ -56,7 +56,8 @@ type Digest struct {
 	prods                 map[string]*ProductionCount
 	kubeSeen, kubeOps     bool
 	kube                  KubeStats
-	listed                map[int]bool // Kubernetes clients that started a watch from a list
+	kubeForms             map[string]*ProductionCount // by history.KubeForms
+	listed                map[int]bool                // Kubernetes clients that started a watch from a list
 
 	faults  []history.Fault
 	faultAt map[string]int
@@ -128,6 +129,7 @@ func (d *Digest) init() {
 	d.forms = map[string]*FormCount{}
 	d.prods = map[string]*ProductionCount{}
 	d.kube = KubeStats{Ops: map[history.KubeVerb]int{}, Answers: map[string]int{}, Events: map[string]int{}}
+	d.kubeForms = map[string]*ProductionCount{}
 	d.listed = map[int]bool{}
 	d.faultAt = map[string]int{}
 	d.witness = map[string]time.Duration{}
@@ -478,6 +480,8 @@ func (d *Digest) addForms(h *history.History, lagged [2]map[int64]bool) {
 func (d *Digest) addKube(h *history.History, lagged map[int64]bool) {
 	f := &d.kube
 	for _, op := range h.KubeOps {
+		refused := history.KubeRefused(op.Status)
+		d.countKubeForms(history.KubeForms(op.Request), 1, b2i(op.Response != nil || op.Status != nil && !refused), b2i(refused))
 		f.Ops[op.Request.Verb]++
 		key := string(op.Request.Verb) + " "
 		switch {
@@ -495,9 +499,11 @@ func (d *Digest) addKube(h *history.History, lagged map[int64]bool) {
 	}
 	for _, w := range h.KubeWatches {
 		st := d.kubeOpen[w.ID]
+		forms := history.KubeWatchForms(w.Request)
 		if st == nil {
 			st = &openWatch{}
 			d.kubeOpen[w.ID] = st
+			d.countKubeForms(forms, 1, 0, 0)
 			f.Watches++
 			if w.Resumes != 0 {
 				f.Resumes++
@@ -520,6 +526,19 @@ func (d *Digest) addKube(h *history.History, lagged map[int64]bool) {
 			}
 			if ev.Type == history.KubeBookmark && ev.Object != nil && ev.Object.Annotations[history.AnnotationInitialEventsEnd] == "true" {
 				f.InitialEventsEnd++
+			}
+		}
+		// A watch is answered once it delivers an event, the server ends
+		// it cleanly or answers it with an error Status (a 422 for an
+		// invalid one); refused when the server declines its form.
+		if !st.created && !st.refused {
+			switch {
+			case len(w.Events) > 0 || w.End != nil && (w.End.Reason != history.EndError || w.End.Status != nil && !history.KubeRefused(w.End.Status)):
+				st.created = true
+				d.countKubeForms(forms, 0, 1, 0)
+			case w.End != nil && history.KubeRefused(w.End.Status):
+				st.refused = true
+				d.countKubeForms(forms, 0, 0, 1)
 			}
 		}
 		if w.End != nil {

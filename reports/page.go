@@ -52,6 +52,12 @@ code { background: #f3f3f3; padding: 0 3px; } svg { max-width: 100%; height: aut
 {{range .Patterns}}<tr><td><code>{{.Pattern}}</code></td><td>{{.Sent}}</td><td>{{.Answered}}</td></tr>
 {{end}}</table></details>{{end}}
 
+{{if .KubeVerbs}}<details><summary>Kubernetes verbs × options: {{.KubeVerbsSummary}}</summary>
+{{if .NeverSent}}<p>Never sent: {{range $i, $p := .NeverSent}}{{if $i}}, {{end}}<code>{{$p}}</code>{{end}}</p>{{end}}
+<table><tr><th>verb.option=class</th><th>sent</th><th>answered</th><th>refused (415, 405)</th></tr>
+{{range .KubeVerbs}}<tr><td><code>{{.Production}}</code></td><td>{{.Sent}}</td><td>{{.Answered}}</td><td>{{.Refused}}</td></tr>
+{{end}}</table></details>{{end}}
+
 {{if .Productions}}<details><summary>grammar productions: {{.ProductionsSummary}}</summary>
 {{if .NeverDrawn}}<p>Never drawn: {{range $i, $p := .NeverDrawn}}{{if $i}}, {{end}}<code>{{$p}}</code>{{end}}</p>{{end}}
 <table><tr><th>production</th><th>sent</th><th>answered</th><th>refused</th><th>refused before the run, in the target's words</th></tr>
@@ -220,6 +226,14 @@ func WritePageDigest(dir string, d *Digest, r Result) error {
 	if prods == nil && r.Stats.Kube == nil {
 		prods, never = d.countProductions()
 	}
+	var kubeVerbs []ProductionCount
+	var neverSent []string
+	if r.Stats.Kube != nil {
+		kubeVerbs, neverSent = r.Stats.Kube.Verbs, r.Stats.Kube.NeverSent
+		if kubeVerbs == nil {
+			kubeVerbs, neverSent = d.kubeCoverage() // a result.json written before they were counted
+		}
+	}
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
 		"Verdict": strings.ToUpper(r.Verdict), "VerdictClass": strings.ToLower(r.Verdict), "Reason": r.Reason,
@@ -229,6 +243,7 @@ func WritePageDigest(dir string, d *Digest, r Result) error {
 		"Faults": faultRows(d.faults), "FaultCount": len(d.faults), "Cut": d.cut,
 		"Forms": forms, "FormsSummary": formsSummary(forms),
 		"Patterns": patterns, "PatternsSummary": patternsSummary(patterns),
+		"KubeVerbs": kubeVerbs, "NeverSent": neverSent, "KubeVerbsSummary": kubeVerbsSummary(kubeVerbs, neverSent),
 		"Productions": prods, "NeverDrawn": never, "ProductionsSummary": productionsSummary(prods, never),
 		"Profile": profile, "Outside": outside, "Limitations": lims,
 	})
@@ -339,4 +354,19 @@ func faultRows(faults []history.Fault) []pageFault {
 			From: fmt.Sprintf("%.1f", f.Start.Seconds()), To: fmt.Sprintf("%.1f", f.End.Seconds())})
 	}
 	return rows
+}
+
+// kubeVerbsSummary says in a few words how many verbs and options a
+// Kubernetes run sent.
+func kubeVerbsSummary(rows []ProductionCount, never []string) string {
+	sent, refused := 0, 0
+	for _, r := range rows {
+		if r.Sent > 0 {
+			sent++
+		}
+		if r.Refused > 0 {
+			refused++
+		}
+	}
+	return fmt.Sprintf("%d sent, %d never sent, %d refused", sent, len(never), refused)
 }

@@ -51,6 +51,7 @@ func Table(w io.Writer, r Result) {
 			faults = []string{"none"}
 		}
 		fmt.Fprintf(w, "\n%sfaults: %s\n", s.Kube, strings.Join(faults, ", "))
+		writeKubeVerbs(w, s.Kube.Verbs, s.Kube.NeverSent)
 	} else {
 		fmt.Fprintf(w, "\n%d operations (%d failed, %.0f/s), %d watches, %d watch events", s.Operations,
 			s.FailedOperations, s.OpsPerSecond, s.Watches, s.WatchEvents)

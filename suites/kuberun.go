@@ -85,6 +85,7 @@ func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	if cfg.Resource == (kube.Resource{}) {
 		cfg.Resource = kube.ConfigMaps
 	}
+	cfg.Workload.Resource = cfg.Resource
 	ns := cfg.Workload.Namespace
 	cfg.Servers = slices.Clone(cfg.Servers) // the caller's stay as they were
 	for i, sv := range cfg.Servers {
@@ -116,6 +117,12 @@ func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 		return history.Meta{}, nil, fmt.Errorf("%w: %v", fixtures.ErrSetup, err)
 	}
 	undo := func() {
+		// Objects still holding vigil's finalizer (a cycle cut short by
+		// the end of the run or a fault) would keep the namespace from
+		// going away: release them first.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		setup.ReleaseFinalizers(fctx)
+		cancel()
 		if cfg.DeleteNamespace {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			setup.DeleteNamespace(dctx, ns)
@@ -131,7 +138,7 @@ func (s *kubeScenario) prepare(ctx context.Context, clock *history.Clock) (histo
 	// objects: the oracle watch (if any) watches it.
 	s.etcdKeys = cfg.Resource.EtcdPrefix(cfg.EtcdPrefix, ns)
 	flags := map[string]string{"namespace": ns, "resource": cfg.Resource.String()}
-	return history.Meta{Prefix: s.etcdKeys, Flags: flags, Supports: supports}, undo, nil
+	return history.Meta{Prefix: s.etcdKeys, Flags: flags, Supports: supports, KubeForms: cfg.Workload.KubeForms()}, undo, nil
 }
 
 func (s *kubeScenario) workload(ctx context.Context, rec *history.Recorder, sab *sabotage.Saboteur, env *chaos.Env,

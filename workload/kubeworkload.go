@@ -47,6 +47,10 @@ type KubeConfig struct {
 	FinalTimeout time.Duration
 	// Namespace is where everything happens; RunKube picks a fresh one.
 	Namespace string
+	// Resource is the collection's resource (kube.ConfigMaps when zero):
+	// a custom one gets status writes and no strategic merge patches,
+	// and server-side apply names its apiVersion and kind.
+	Resource kube.Resource
 	// Segment, when positive and shorter than Duration, cuts the run's
 	// history into segments of this length (history.Segment), each judged
 	// as soon as it is complete and then dropped. The workload goes on
@@ -236,6 +240,9 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 	if w.cfg.Namespace == "" {
 		return errors.New("workload namespace must not be empty")
 	}
+	if w.cfg.Resource == (kube.Resource{}) {
+		w.cfg.Resource = kube.ConfigMaps
+	}
 	var closers []interface{ Close() error }
 	defer func() {
 		for _, c := range closers {
@@ -317,7 +324,7 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 			return err
 		}
 		rng := seeded(w.seed, fmt.Sprintf("kube-writer-%d", i))
-		goRun(func() { w.writer(runCtx, ctx, c, rng) })
+		goRun(func() { w.writer(runCtx, ctx, i, c, rng) })
 	}
 	if w.cfg.Racers >= 2 {
 		var racers []*kube.Recording
@@ -343,6 +350,13 @@ func (w *KubeWorkload) Run(ctx context.Context) error {
 			rd.canExpire = w.cfg.CompactEvery > 0
 		}
 		goRun(func() { rd.run(runCtx, ctx) })
+	}
+	if w.cfg.Readers > 0 {
+		c, err := newClient(1)
+		if err != nil {
+			return err
+		}
+		goRun(func() { w.fieldWatcher(runCtx, c, "kube-field-watcher") })
 	}
 	if w.Etcd != nil && w.cfg.CompactEvery > 0 {
 		cc, err := w.EtcdClient()

@@ -17,16 +17,21 @@ type kubeWriter struct {
 	w       *KubeWorkload
 	c       *kube.Recording
 	rng     *rand.Rand
+	index   int // the writer's number, which picks its field manager
 	seq     int
 	seen    map[string]*history.Object
 	oldUIDs map[string]string
+	// generated are the names the server gave the writer's generateName
+	// creates, oldest first; batch numbers its delete-collection batches.
+	generated []string
+	batch     int
 }
 
 // writer issues writes at its share of the rate until runCtx ends. Calls
 // hang off reqCtx, so the end of the run does not cut the calls in flight
 // (that would make their outcome needlessly unknown).
-func (w *KubeWorkload) writer(runCtx, reqCtx context.Context, c *kube.Recording, rng *rand.Rand) {
-	wr := &kubeWriter{w: w, c: c, rng: rng, seen: map[string]*history.Object{}, oldUIDs: map[string]string{}}
+func (w *KubeWorkload) writer(runCtx, reqCtx context.Context, index int, c *kube.Recording, rng *rand.Rand) {
+	wr := &kubeWriter{w: w, c: c, rng: rng, index: index, seen: map[string]*history.Object{}, oldUIDs: map[string]string{}}
 	interval := time.Duration(float64(time.Second) * float64(w.cfg.Writers+w.cfg.Readers) / w.cfg.Rate)
 	next := time.Now()
 	for pace(runCtx, &next, interval) {
@@ -39,23 +44,44 @@ func (wr *kubeWriter) value() string {
 	return kubeValue(wr.c.ID(), wr.seq)
 }
 
+// step draws one action. The shares keep the conditional update loop the
+// most common, as in a controller, and give every other write path
+// (kubeverbs.go) enough draws to be sent and answered in a short run.
 func (wr *kubeWriter) step(ctx context.Context) {
 	name := wr.w.objectName(wr.rng.IntN(wr.w.cfg.Objects))
 	switch p := wr.rng.IntN(100); {
-	case p < 40:
+	case p < 27:
 		wr.occUpdate(ctx, name, nil)
-	case p < 55:
+	case p < 33:
 		wr.create(ctx, name)
-	case p < 67:
+	case p < 35:
+		wr.createGenerated(ctx)
+	case p < 42:
 		wr.delete(ctx, name)
-	case p < 75:
+	case p < 46:
 		wr.staleUpdate(ctx, name)
-	case p < 80:
+	case p < 49:
 		wr.staleUIDDelete(ctx, name)
-	default:
+	case p < 55:
 		// Update from what this writer last saw, without reading first
 		// (a controller acting on its cache); a 409 sends it to read.
 		wr.occUpdate(ctx, name, wr.seen[name])
+	case p < 59:
+		wr.unconditionalUpdate(ctx, name)
+	case p < 69:
+		wr.patch(ctx, name)
+	case p < 74:
+		wr.apply(ctx, name)
+	case p < 78:
+		wr.finalizerCycle(ctx)
+	case p < 81:
+		wr.deleteCollection(ctx)
+	case p < 87:
+		wr.dryRun(ctx, name)
+	case p < 94:
+		wr.statusWrite(ctx, name)
+	default:
+		wr.fieldRead(ctx, name)
 	}
 }
 

@@ -37,6 +37,10 @@ type Resource struct {
 // carrying each write's unique value.
 var ConfigMaps = Resource{Version: "v1", Plural: "configmaps", Kind: "ConfigMap"}
 
+// APIVersion is the resource's apiVersion: group/version, or the version
+// of a core resource.
+func (r Resource) APIVersion() string { return r.apiVersion() }
+
 func (r Resource) apiVersion() string {
 	if r.Group == "" {
 		return r.Version
@@ -242,11 +246,33 @@ func (c *Client) Do(ctx context.Context, req history.KubeRequest) (*history.Kube
 	return decodeResponse(req.Verb, resp.StatusCode, body)
 }
 
+// patchContentTypes are the Content-Types of the four patch types.
+var patchContentTypes = map[string]string{
+	history.PatchJSON:      "application/json-patch+json",
+	history.PatchMerge:     "application/merge-patch+json",
+	history.PatchStrategic: "application/strategic-merge-patch+json",
+	history.PatchApply:     "application/apply-patch+yaml",
+}
+
+// rawBody is a body sent as it is, with its own Content-Type (a patch).
+type rawBody struct {
+	data        []byte
+	contentType string
+}
+
 // request builds the HTTP request of one call.
 func (c *Client) request(ctx context.Context, req history.KubeRequest) (*http.Request, error) {
 	var method, path string
 	var body any
 	coll := c.cfg.Resource.path(c.cfg.Namespace)
+	// one is the object's path, or its subresource's.
+	one := func(name string) string {
+		p := coll + "/" + url.PathEscape(name)
+		if req.Subresource != "" {
+			p += "/" + url.PathEscape(req.Subresource)
+		}
+		return p
+	}
 	switch req.Verb {
 	case history.KubeCreate:
 		if req.Object == nil {
@@ -254,7 +280,7 @@ func (c *Client) request(ctx context.Context, req history.KubeRequest) (*http.Re
 		}
 		method, path, body = http.MethodPost, coll, c.cfg.Resource.fromObject(req.Object, c.cfg.Namespace)
 	case history.KubeGet:
-		method, path = http.MethodGet, coll+"/"+url.PathEscape(req.Name)
+		method, path = http.MethodGet, one(req.Name)
 	case history.KubeList:
 		method, path = http.MethodGet, coll
 	case history.KubeUpdate:
@@ -262,7 +288,17 @@ func (c *Client) request(ctx context.Context, req history.KubeRequest) (*http.Re
 			return nil, errors.New("kube update without an object")
 		}
 		name := cmp(req.Name, req.Object.Name)
-		method, path, body = http.MethodPut, coll+"/"+url.PathEscape(name), c.cfg.Resource.fromObject(req.Object, c.cfg.Namespace)
+		method, path, body = http.MethodPut, one(name), c.cfg.Resource.fromObject(req.Object, c.cfg.Namespace)
+	case history.KubePatch:
+		ct, ok := patchContentTypes[req.PatchType]
+		if !ok {
+			return nil, fmt.Errorf("kube patch of unknown type %q", req.PatchType)
+		}
+		name := req.Name
+		if name == "" && req.Object != nil {
+			name = req.Object.Name
+		}
+		method, path, body = http.MethodPatch, one(name), rawBody{[]byte(req.Patch), ct}
 	case history.KubeDelete:
 		method, path = http.MethodDelete, coll+"/"+url.PathEscape(req.Name)
 		if req.PreconditionRV != "" || req.PreconditionUID != "" {
@@ -273,10 +309,12 @@ func (c *Client) request(ctx context.Context, req history.KubeRequest) (*http.Re
 			}{req.PreconditionRV, req.PreconditionUID}
 			body = opts
 		}
+	case history.KubeDeleteCollection:
+		method, path = http.MethodDelete, coll
 	default:
 		return nil, fmt.Errorf("kube target: unsupported verb %q", req.Verb)
 	}
-	return c.newRequest(ctx, method, path, readQuery(req), body)
+	return c.newRequest(ctx, method, path, query(req), body)
 }
 
 func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body any) (*http.Request, error) {
@@ -284,12 +322,17 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawQuery = q.Encode()
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	contentType := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case rawBody:
+		rd, contentType = bytes.NewReader(b.data), b.contentType
+	default:
+		j, err := json.Marshal(body)
 		if err != nil {
 			return nil, err
 		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(j)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
@@ -297,7 +340,7 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 	}
 	hreq.Header.Set("Accept", "application/json")
 	if body != nil {
-		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Content-Type", contentType)
 	}
 	if c.cfg.Token != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.cfg.Token)
@@ -306,28 +349,52 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 	return hreq, nil
 }
 
-// readQuery is the query of a get or list: every parameter the request
-// sets, and none it leaves empty.
-func readQuery(req history.KubeRequest) url.Values {
+// query is the query of a call: every parameter the request sets, and
+// none it leaves empty. Reads send their resourceVersion options and
+// selectors; writes dryRun=All, fieldManager and force; a
+// delete-collection its selectors. An update's resourceVersion is in its
+// body, not here.
+func query(req history.KubeRequest) url.Values {
 	q := url.Values{}
-	if req.Verb != history.KubeGet && req.Verb != history.KubeList {
-		return q
-	}
 	set := func(k, v string) {
 		if v != "" {
 			q.Set(k, v)
 		}
 	}
-	// Everything the request sets is sent, even where the verb ignores it
-	// (a get has no limit): the history records what was asked.
-	set("resourceVersion", req.ResourceVersion)
-	set("resourceVersionMatch", req.ResourceVersionMatch)
-	if req.Limit > 0 {
-		q.Set("limit", fmt.Sprint(req.Limit))
+	switch req.Verb {
+	case history.KubeGet, history.KubeList:
+		// Everything the request sets is sent, even where the verb ignores it
+		// (a get has no limit): the history records what was asked.
+		set("resourceVersion", req.ResourceVersion)
+		set("resourceVersionMatch", req.ResourceVersionMatch)
+		if req.Limit > 0 {
+			q.Set("limit", fmt.Sprint(req.Limit))
+		}
+		set("continue", req.Continue)
+		set("labelSelector", req.LabelSelector)
+		set("fieldSelector", req.FieldSelector)
+		return q
+	case history.KubeDeleteCollection:
+		set("labelSelector", req.LabelSelector)
+		set("fieldSelector", req.FieldSelector)
 	}
-	set("continue", req.Continue)
-	set("labelSelector", req.LabelSelector)
+	if req.DryRun {
+		q.Set("dryRun", "All")
+	}
+	set("fieldManager", req.FieldManager)
+	if req.Force {
+		q.Set("force", "true")
+	}
 	return q
+}
+
+// readQuery is the query of a get or list (query, for the tests that
+// predate the writes' parameters).
+func readQuery(req history.KubeRequest) url.Values {
+	if req.Verb != history.KubeGet && req.Verb != history.KubeList {
+		return url.Values{}
+	}
+	return query(req)
 }
 
 // statusFrom reads the Status of an error answer; a body that is not one
@@ -351,6 +418,21 @@ func statusFrom(code int, body []byte) *history.KubeStatus {
 // decodeResponse reads a 2xx answer.
 func decodeResponse(verb history.KubeVerb, code int, body []byte) (*history.KubeResponse, error) {
 	out := &history.KubeResponse{Code: code}
+	if verb == history.KubeDeleteCollection {
+		// The objects it deleted, as a list (or, from some servers, a
+		// Status of success, which names none).
+		var l wireList
+		if err := json.Unmarshal(body, &l); err != nil {
+			return nil, fmt.Errorf("undecodable deletecollection answer: %w", err)
+		}
+		if l.Kind == "Status" {
+			return out, nil
+		}
+		for _, it := range l.Items {
+			out.Items = append(out.Items, *toObject(it, false))
+		}
+		return out, nil
+	}
 	if verb == history.KubeList {
 		var l wireList
 		if err := json.Unmarshal(body, &l); err != nil {
@@ -501,3 +583,27 @@ func (c *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
 
 // CollectionPath is the resource's collection path in namespace ns.
 func (r Resource) CollectionPath(ns string) string { return r.path(ns) }
+
+// ReleaseFinalizers removes every finalizer from the objects of the
+// client's namespace, so that deleting them (or the namespace) does not
+// wait for a controller that never comes. Not recorded: it is the run's
+// cleanup. It returns how many objects it released.
+func (c *Client) ReleaseFinalizers(ctx context.Context) (int, error) {
+	resp, err := c.Do(ctx, history.KubeRequest{Verb: history.KubeList})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, o := range resp.Items {
+		if len(o.Finalizers) == 0 {
+			continue
+		}
+		_, err := c.Do(ctx, history.KubeRequest{Verb: history.KubePatch, Name: o.Name, PatchType: history.PatchMerge,
+			Patch: `{"metadata":{"finalizers":null}}`})
+		if err != nil && (StatusOf(err) == nil || StatusOf(err).Code != http.StatusNotFound) {
+			return n, fmt.Errorf("releasing the finalizers of %s: %w", o.Name, err)
+		}
+		n++
+	}
+	return n, nil
+}

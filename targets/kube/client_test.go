@@ -325,3 +325,120 @@ current-context: late
 	g.Expect(merged.Server).To(Equal("https://10.0.0.1:6443"))
 	g.Expect(merged.Rest.BearerTokenFile).To(Equal(dir + "/tok"))
 }
+
+// wireSeen is one request as a server received it.
+type wireSeen struct {
+	method, path, query, contentType, body string
+}
+
+// TestWriteVerbsOnTheWire pins every write path's request: method, path,
+// query, Content-Type and body, and how each answer is read.
+func TestWriteVerbsOnTheWire(t *testing.T) {
+	var seen []wireSeen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen = append(seen, wireSeen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), string(b)})
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/vigilobjects"):
+			io.WriteString(w, `{"kind":"VigilObjectList","metadata":{"resourceVersion":"20"},"items":[{"metadata":{"name":"o1","uid":"u1","resourceVersion":"18","labels":{"g":"a"}}},{"metadata":{"name":"o2","resourceVersion":"19","finalizers":["vigil.dev/hold"],"deletionTimestamp":"2026-01-01T00:00:00Z"}}]}`)
+		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/vigilobjects"):
+			io.WriteString(w, `{"kind":"VigilObjectList","metadata":{"resourceVersion":"21"},"items":[]}`)
+		case r.Method == http.MethodPatch && r.Header.Get("Content-Type") == "application/apply-patch+yaml" && r.URL.Query().Get("force") == "":
+			w.WriteHeader(409)
+			io.WriteString(w, `{"kind":"Status","code":409,"reason":"Conflict","message":"Apply failed with 1 conflict","details":{"causes":[{"reason":"FieldManagerConflict","message":"conflict with \"m1\"","field":".data.value"}]}}`)
+		default:
+			io.WriteString(w, `{"kind":"VigilObject","metadata":{"name":"o1","generateName":"g-","uid":"u1","resourceVersion":"22","generation":3},"data":{"value":"v"},"status":{"value":"s"}}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Config{Server: srv.URL, Namespace: "ns", Resource: VigilObjects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll := "/apis/vigil.dev/v1/namespaces/ns/vigilobjects"
+	cases := []struct {
+		name string
+		req  history.KubeRequest
+		want wireSeen
+	}{
+		{"create with generateName, dry run", history.KubeRequest{Verb: history.KubeCreate, DryRun: true,
+			Object: &history.Object{GenerateName: "g-", Value: "v", Finalizers: []string{"vigil.dev/hold"}}},
+			wireSeen{"POST", coll, "dryRun=All", "application/json",
+				`{"apiVersion":"vigil.dev/v1","kind":"VigilObject","metadata":{"generateName":"g-","namespace":"ns","finalizers":["vigil.dev/hold"]},"data":{"value":"v"}}`}},
+		{"unconditional update", history.KubeRequest{Verb: history.KubeUpdate, Object: &history.Object{Name: "o1", Value: "v"}},
+			wireSeen{"PUT", coll + "/o1", "", "application/json",
+				`{"apiVersion":"vigil.dev/v1","kind":"VigilObject","metadata":{"name":"o1","namespace":"ns"},"data":{"value":"v"}}`}},
+		{"status update", history.KubeRequest{Verb: history.KubeUpdate, Subresource: "status", DryRun: true,
+			Object: &history.Object{Name: "o1", ResourceVersion: "5", Status: "s"}},
+			wireSeen{"PUT", coll + "/o1/status", "dryRun=All", "application/json",
+				`{"apiVersion":"vigil.dev/v1","kind":"VigilObject","metadata":{"name":"o1","namespace":"ns","resourceVersion":"5"},"status":{"value":"s"}}`}},
+		{"status get", history.KubeRequest{Verb: history.KubeGet, Name: "o1", Subresource: "status"},
+			wireSeen{"GET", coll + "/o1/status", "", "", ""}},
+		{"json patch", history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: history.PatchJSON,
+			Patch: `[{"op":"replace","path":"/data/value","value":"v"}]`},
+			wireSeen{"PATCH", coll + "/o1", "", "application/json-patch+json", `[{"op":"replace","path":"/data/value","value":"v"}]`}},
+		{"merge patch of status, dry run", history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: history.PatchMerge,
+			Subresource: "status", DryRun: true, Patch: `{"status":{"value":"s"}}`},
+			wireSeen{"PATCH", coll + "/o1/status", "dryRun=All", "application/merge-patch+json", `{"status":{"value":"s"}}`}},
+		{"strategic merge patch", history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: history.PatchStrategic,
+			Patch: `{"data":{"value":"v"}}`},
+			wireSeen{"PATCH", coll + "/o1", "", "application/strategic-merge-patch+json", `{"data":{"value":"v"}}`}},
+		{"forced apply", history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: history.PatchApply,
+			FieldManager: "m2", Force: true, Patch: `{"apiVersion":"vigil.dev/v1","kind":"VigilObject","metadata":{"name":"o1"},"data":{"value":"v"}}`},
+			wireSeen{"PATCH", coll + "/o1", "fieldManager=m2&force=true", "application/apply-patch+yaml",
+				`{"apiVersion":"vigil.dev/v1","kind":"VigilObject","metadata":{"name":"o1"},"data":{"value":"v"}}`}},
+		{"delete, dry run", history.KubeRequest{Verb: history.KubeDelete, Name: "o1", DryRun: true},
+			wireSeen{"DELETE", coll + "/o1", "dryRun=All", "", ""}},
+		{"delete-collection", history.KubeRequest{Verb: history.KubeDeleteCollection, LabelSelector: "g=a", FieldSelector: "metadata.name=o1"},
+			wireSeen{"DELETE", coll, "fieldSelector=metadata.name%3Do1&labelSelector=g%3Da", "", ""}},
+		{"list by field", history.KubeRequest{Verb: history.KubeList, FieldSelector: "metadata.name=o1"},
+			wireSeen{"GET", coll, "fieldSelector=metadata.name%3Do1", "", ""}},
+	}
+	for _, cs := range cases {
+		t.Run(cs.name, func(t *testing.T) {
+			g := NewWithT(t)
+			seen = nil
+			_, err := c.Do(context.Background(), cs.req)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(seen).To(HaveLen(1))
+			got := seen[0]
+			if cs.want.body != "" && strings.HasPrefix(cs.want.body, "{") {
+				g.Expect(got.body).To(MatchJSON(cs.want.body))
+				got.body, cs.want.body = "", ""
+			}
+			g.Expect(got).To(Equal(cs.want))
+		})
+	}
+
+	g := NewWithT(t)
+	resp, err := c.Do(context.Background(), history.KubeRequest{Verb: history.KubeDeleteCollection, LabelSelector: "g=a"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.Items).To(HaveLen(2), "a delete-collection answers the objects it deleted")
+	g.Expect(resp.Items[1].DeletionTimestamp).NotTo(BeEmpty())
+	resp, err = c.Do(context.Background(), history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: history.PatchMerge, Patch: `{}`})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*resp.Object).To(Equal(history.Object{Name: "o1", GenerateName: "g-", UID: "u1", ResourceVersion: "22",
+		Generation: 3, Value: "v", Status: "s"}))
+	_, err = c.Do(context.Background(), history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: history.PatchApply,
+		FieldManager: "m2", Patch: `{}`})
+	g.Expect(StatusOf(err).Causes).To(Equal([]string{"FieldManagerConflict"}))
+	g.Expect(StatusOf(err).Fields).To(Equal([]string{".data.value"}))
+	_, err = c.Do(context.Background(), history.KubeRequest{Verb: history.KubePatch, Name: "o1", PatchType: "yaml"})
+	g.Expect(err).To(MatchError(ContainSubstring("unknown type")))
+
+	q := watchQuery(history.KubeWatchRequest{FieldSelector: "metadata.name=o1"})
+	g.Expect(q).To(Equal(url.Values{"watch": {"true"}, "fieldSelector": {"metadata.name=o1"}}))
+}
+
+// A delete answered with a Status of success (as configmaps' are) is an
+// answer, not an undecodable one: its status field is a string.
+func TestDeleteAnsweredWithStatus(t *testing.T) {
+	g := NewWithT(t)
+	resp, err := decodeResponse(history.KubeDelete, 200, []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"o1","kind":"configmaps","uid":"u1"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.Object).To(BeNil())
+	o, err := decodeResponse(history.KubeGet, 200, []byte(`{"kind":"VigilObject","metadata":{"name":"o1"},"status":{"value":"s"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.Object.Status).To(Equal("s"))
+}

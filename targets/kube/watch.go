@@ -47,6 +47,7 @@ func watchQuery(req history.KubeWatchRequest) url.Values {
 		q.Set("timeoutSeconds", fmt.Sprint(req.TimeoutSeconds))
 	}
 	set("labelSelector", req.LabelSelector)
+	set("fieldSelector", req.FieldSelector)
 	set("continue", req.Continue)
 	return q
 }

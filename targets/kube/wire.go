@@ -32,7 +32,20 @@ type wireObject struct {
 	Data       map[string]string `json:"data,omitempty"`
 	// Status is a custom resource's status (status.value); ConfigMaps
 	// have none.
-	Status map[string]string `json:"status,omitempty"`
+	Status statusMap `json:"status,omitempty"`
+}
+
+// statusMap is an object's status map. A metav1.Status, which a delete
+// may answer with instead of the object, has a string there ("Success"):
+// that decodes to nothing rather than failing the answer.
+type statusMap map[string]string
+
+func (m *statusMap) UnmarshalJSON(b []byte) error {
+	var v map[string]string
+	if json.Unmarshal(b, &v) == nil {
+		*m = v
+	}
+	return nil
 }
 
 type wireListMeta struct {
