@@ -251,7 +251,7 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *model.Model
 // (it saw their last change before the RV, or it started before the
 // namespace held anything).
 func etcdListComplete(m *model.Model, o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
-	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || !completeList(o) {
+	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || o.Request.FieldSelector != "" || !completeList(o) {
 		return
 	}
 	P, ok := facts.ParseRV(o.Response.ListRV)

@@ -152,7 +152,7 @@ func evWatchAgreement(h *history.History, m *model.Model) check.Evidence {
 		if !validWatch(kw) {
 			continue
 		}
-		sel := kw.Stream.Request.LabelSelector
+		sel := selectorKey(kw)
 		if d := delivered(kw); d || openAcross(kw.Stream, writes) {
 			asked[sel]++
 			if d {
@@ -162,9 +162,9 @@ func evWatchAgreement(h *history.History, m *model.Model) check.Evidence {
 	}
 	return watchTally(m, "paired watch request", "change event",
 		func(kw *model.Watch) bool {
-			return asked[kw.Stream.Request.LabelSelector] >= 2 && openAcross(kw.Stream, writes)
+			return asked[selectorKey(kw)] >= 2 && openAcross(kw.Stream, writes)
 		},
-		func(kw *model.Watch) bool { return answered[kw.Stream.Request.LabelSelector] >= 2 && delivered(kw) },
+		func(kw *model.Watch) bool { return answered[selectorKey(kw)] >= 2 && delivered(kw) },
 		"no two watches with the same selector were open when an acknowledged write returned")
 }
 
@@ -615,4 +615,9 @@ func evRecovery(h *history.History, m *model.Model) check.Evidence {
 		}
 	}
 	return t.Evidence("no watch was open across the heal of a fault, and none failed near one")
+}
+
+// selectorKey groups watches by what they select: label and field selector.
+func selectorKey(kw *model.Watch) string {
+	return kw.Stream.Request.LabelSelector + "\x00" + kw.Stream.Request.FieldSelector
 }

@@ -176,7 +176,7 @@ func readFits(m *model.Model, o *history.KubeOperation, lo, hi int64) (check.Vio
 			v.Want, v.Got = fmt.Sprintf("%d..%s", lo, hiText(hi)), fmt.Sprint(P)
 			return v, true
 		}
-		sel, err := model.ParseSelector(o.Request.LabelSelector)
+		sel, err := model.ParseSelectors(o.Request.LabelSelector, o.Request.FieldSelector)
 		if err != nil {
 			return v, false
 		}

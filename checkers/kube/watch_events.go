@@ -181,7 +181,7 @@ func checkWatchSelector(m *model.Model, cfg check.Config) check.Result {
 			if e.Object == nil || e.Type == history.KubeBookmark || m.Objs[e.Object.Name] == nil {
 				continue
 			}
-			if !kw.Sel.Matches(e.Object.Labels) {
+			if !kw.Sel.Matches(e.Object.Name, e.Object.Labels) {
 				what := "an object"
 				if e.Type == history.KubeDeleted {
 					what = "the last matching state of an object"
@@ -464,7 +464,7 @@ func initialStateIssues(m *model.Model, kw *model.Watch, col *check.Collector, g
 // transition says what a change did to an object with respect to sel.
 func transition(m *model.Model, c *model.Change, sel *model.LabelSelector) string {
 	prev := c.Obj.At(c.Rv - 1)
-	prevM, newM := prev.Exists() && sel.Matches(prev.Labels), c.Exists() && sel.Matches(c.Labels)
+	prevM, newM := prev.Exists() && sel.Matches(prev.Obj.Name, prev.Labels), c.Exists() && sel.Matches(c.Obj.Name, c.Labels)
 	switch {
 	case c.Del && prevM:
 		return "deleted a matching object"
