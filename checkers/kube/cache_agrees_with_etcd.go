@@ -189,7 +189,11 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *model.Model
 		v := func() check.Violation {
 			return check.Violation{Client: o.Client, Message: model.OpText(o), Operations: []int64{o.ID}}
 		}
-		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete {
+		if o.Request.DryRun || o.Request.Verb == history.KubeDeleteCollection {
+			continue // a dry run's answer was never stored; a delete-collection's items are deletions
+		}
+		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete &&
+			!(ob.DeletionTimestamp != "" && model.RemovesAllFinalizers(o)) { // a purge answers the deleted state
 			served(ob.Name, model.ObjRV(ob), ob.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
 		}
 		for j := range o.Response.Items {

@@ -61,7 +61,8 @@ func writeTimes(h *history.History, deletes bool) []time.Duration {
 	var out []time.Duration
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		if o.Response != nil && o.Request.Verb.IsWrite() && (!deletes || o.Request.Verb == history.KubeDelete) {
+		if o.Response != nil && o.Request.Verb.IsWrite() && !o.Request.DryRun &&
+			(!deletes || o.Request.Verb == history.KubeDelete || o.Request.Verb == history.KubeDeleteCollection) {
 			out = append(out, o.Return)
 		}
 	}
