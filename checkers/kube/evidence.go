@@ -622,3 +622,17 @@ func evRecovery(h *history.History, m *model.Model) check.Evidence {
 func selectorKey(kw *model.Watch) string {
 	return kw.Stream.Request.LabelSelector + "\x00" + kw.Stream.Request.FieldSelector
 }
+
+// evWritePaths counts the requests of the write paths kube/write-paths
+// judges: patches, status writes, dry runs, delete-collections and
+// creates with generateName; answered with a response or a refusal.
+func evWritePaths(h *history.History) check.Evidence {
+	return facts.KubeOpEvidence(h, "patch, status, dry-run, delete-collection or generateName request", "response or refusal",
+		func(o *history.KubeOperation) bool {
+			r := o.Request
+			return r.Verb == history.KubePatch || r.Verb == history.KubeDeleteCollection || r.DryRun ||
+				r.Subresource == history.SubresourceStatus || r.Verb == history.KubeCreate && r.Object != nil && r.Object.GenerateName != ""
+		},
+		func(o *history.KubeOperation) bool { return o.Response != nil || o.Status != nil && o.Status.Code < 500 },
+		kubeSkipReason(h, "the run sent no patch, status write, dry run, delete-collection or generateName create"))
+}
