@@ -292,7 +292,8 @@ func checkWatchDeletedRV(m *model.Model, cfg check.Config) check.Result {
 				m.Evidence(&v, model.Ref{Op: carried.Op.ID, Index: -1})
 				col.Add(v)
 			case prev.Exists() && e.Object.Value != prev.Value && o.Settled(prev.Rv, rv-1, true) ||
-				prev.Exists() && carried != nil && carried.Rv > 0 && carried.Rv < prev.Rv:
+				prev.Exists() && carried != nil && carried.Rv > 0 && carried.Rv < prev.Rv && e.Object.Value != prev.Value:
+				// (A status write or a mark keeps the value an earlier write made.)
 				v := check.Violation{Guarantee: ErrWatchDeletedRV,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s, but %s's last state before RV %d was %q, made by "+
 						"%s at RV %d", w.ID, w.Client, model.EventText(*e), o.Name, rv, prev.Value, m.ChangeText(prev), prev.Rv),

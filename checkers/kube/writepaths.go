@@ -184,7 +184,7 @@ func (j *wpJudge) changeKeeps(w *model.Write) {
 			return
 		}
 	}
-	if w.Verb == history.KubePatch || w.Verb == history.KubeUpdate {
+	if (w.Verb == history.KubePatch || w.Verb == history.KubeUpdate) && (status || prev.Status != "" || c.Status != "") {
 		j.judged[RuleStatusSubres]++
 		switch {
 		case status && c.Value != prev.Value:
