@@ -633,6 +633,8 @@ func evWritePaths(h *history.History) check.Evidence {
 			return r.Verb == history.KubePatch || r.Verb == history.KubeDeleteCollection || r.DryRun ||
 				r.Subresource == history.SubresourceStatus || r.Verb == history.KubeCreate && r.Object != nil && r.Object.GenerateName != ""
 		},
-		func(o *history.KubeOperation) bool { return o.Response != nil || o.Status != nil && o.Status.Code < 500 },
+		func(o *history.KubeOperation) bool {
+			return o.Response != nil || o.Status != nil && o.Status.Code < 500
+		},
 		kubeSkipReason(h, "the run sent no patch, status write, dry run, delete-collection or generateName create"))
 }

@@ -47,7 +47,7 @@ func createObj(b *histbuild.KubeBuilder, client, call, ret int, o history.Object
 
 func apply(b *histbuild.KubeBuilder, client, call, ret int, name, value, manager string, force bool, st *history.KubeStatus) int64 {
 	req := history.KubeRequest{Verb: history.KubePatch, Name: name, PatchType: history.PatchApply, FieldManager: manager, Force: force,
-		Patch: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":{"value":"` + value + `"}}`,
+		Patch:  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":{"value":"` + value + `"}}`,
 		Object: &history.Object{Name: name, Value: value}}
 	return b.Op(client, call, ret, req, nil, st, "")
 }
@@ -338,8 +338,8 @@ func TestKubeWritePathsNoFalseAlarms(t *testing.T) {
 	b := histbuild.NewKube()
 	fin := []string{"vigil.dev/hold"}
 	f10 := cr("a", "v:a1", "s:0", 10, 1, fin, "g=a")
-	createObj(b, 1, 0, 10, f10, "m1")                                              // a@10
-	b.Create(1, 11, 12, histbuild.KobjOf("b", "v:b1", 12, "g=a"))                   // b@12
+	createObj(b, 1, 0, 10, f10, "m1")                                                // a@10
+	b.Create(1, 11, 12, histbuild.KobjOf("b", "v:b1", 12, "g=a"))                    // b@12
 	statusPatch(b, 2, 20, 30, "a", "s:1", cr("a", "v:a1", "s:1", 14, 1, fin, "g=a")) // a@14
 	patch(b, 2, 31, 35, history.PatchMerge, `{"data":{"value":"v:a2"}}`, history.Object{Name: "a", Value: "v:a2"},
 		cr("a", "v:a2", "s:1", 16, 2, fin, "g=a")) // a@16
