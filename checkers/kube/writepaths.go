@@ -45,8 +45,9 @@ const (
 //     an update removing the last one deletes it;
 //   - dry-run: no read, list, watch or other answer ever shows a dry run's
 //     value, and a dry-run create answers no resourceVersion;
-//   - delete-collection: each object deleted gets its own RV, and matches
-//     the selectors;
+//   - delete-collection: each object deleted matches the selectors (each
+//     is an acknowledged delete of the model, so kube/watch-from-rv owes
+//     its own DELETED at its own RV);
 //   - generate-name: a name the server generated starts with the prefix
 //     and adds to it.
 //
@@ -409,7 +410,10 @@ func respOf(o *history.KubeOperation) *history.Object {
 	return o.Response.Object
 }
 
-// deleteCollections: each item its own RV, each matching the selectors.
+// deleteCollections: each item matches the selectors. (That each is
+// deleted on its own, at its own RV, with its own DELETED, the model
+// judges: each item is an acknowledged delete that a DELETED must place,
+// kube/watch-from-rv and kube/watch-ordered.)
 func (j *wpJudge) deleteCollections() {
 	h := j.m.History
 	for i := range h.KubeOps {
@@ -419,17 +423,9 @@ func (j *wpJudge) deleteCollections() {
 		}
 		j.judged[RuleDeleteCollection]++
 		sel, err := model.ParseSelectors(o.Request.LabelSelector, o.Request.FieldSelector)
-		byRV := map[int64]string{}
 		for k := range o.Response.Items {
 			it := &o.Response.Items[k]
 			rv := model.ObjRV(it)
-			if first, dup := byRV[rv]; dup && rv > 0 {
-				j.add(RuleDeleteCollection, o, it.Name, rv, "one RV per deleted object", fmt.Sprintf("%s and %s at RV %d", first, it.Name, rv),
-					fmt.Sprintf("%s answered %s and %s deleted at the same RV %d: each object is deleted on its own, at its own RV",
-						model.OpText(o), first, it.Name, rv))
-				continue
-			}
-			byRV[rv] = it.Name
 			if err == nil && !sel.Matches(it.Name, it.Labels) {
 				j.add(RuleDeleteCollection, o, it.Name, rv, "objects matching "+sel.Raw, fmt.Sprintf("%s (labels %v)", it.Name, it.Labels),
 					fmt.Sprintf("%s deleted %s (labels %v), which its selectors (%s) do not pick", model.OpText(o), it.Name, it.Labels, sel.Raw))

@@ -187,13 +187,11 @@ func TestKubeWritePaths(t *testing.T) {
 					&history.KubeResponse{Code: 201, Object: &got}, nil, "")
 			}},
 		{Name: "kube/write-paths - a delete-collection deletes each at its own RV - pass", Want: check.Pass, Build: deleteCollection(16)},
-		{Name: "kube/write-paths - a delete-collection deletes two at one RV - fail", Want: check.Fail, Key: "b", Rev: 15,
-			Msg: "at the same RV 15", Build: deleteCollection(15)},
 		{Name: "kube/write-paths - a delete-collection deletes what its selector does not pick - fail", Want: check.Fail, Key: "c",
 			Msg: "do not pick", Build: func(b *histbuild.KubeBuilder) {
 				b.Create(1, 0, 10, histbuild.KobjOf("c", "v:c", 10, "g=b"))
 				b.Op(2, 20, 30, history.KubeRequest{Verb: history.KubeDeleteCollection, LabelSelector: "g=a"},
-					&history.KubeResponse{Code: 200, Items: []history.Object{histbuild.KobjOf("c", "v:c", 15, "g=b")}}, nil, "")
+					&history.KubeResponse{Code: 200, Items: []history.Object{histbuild.KobjOf("c", "v:c", 10, "g=b")}}, nil, "")
 			}},
 		{Name: "kube/write-paths - a generated name with its prefix - pass", Want: check.Pass, Build: generated("gen-x7k2q")},
 		{Name: "kube/write-paths - a generated name without its prefix - fail", Want: check.Fail, Key: "other", Msg: `answered with "other"`,
@@ -202,23 +200,27 @@ func TestKubeWritePaths(t *testing.T) {
 	})
 }
 
-// deleteCollection: a and b (g=a) deleted by one delete-collection, b at
-// rvB; a watch from 9 sees both DELETED.
+// deleteCollection: a and b (g=a) deleted by one delete-collection,
+// which answers them as it listed them; a watch from 9 sees a's DELETED
+// at 15 and b's at rvB (0: none); then c is created at 20.
 func deleteCollection(rvB int64) func(b *histbuild.KubeBuilder) {
 	return func(b *histbuild.KubeBuilder) {
 		a, bb := histbuild.KobjOf("a", "v:a", 10, "g=a"), histbuild.KobjOf("b", "v:b", 12, "g=a")
 		b.Create(1, 0, 10, a)
 		b.Create(1, 11, 12, bb)
-		da, db := histbuild.KobjOf("a", "v:a", 15, "g=a"), histbuild.KobjOf("b", "v:b", rvB, "g=a")
 		b.Op(2, 20, 30, history.KubeRequest{Verb: history.KubeDeleteCollection, LabelSelector: "g=a"},
-			&history.KubeResponse{Code: 200, Items: []history.Object{da, db}}, nil, "")
+			&history.KubeResponse{Code: 200, Items: []history.Object{a, bb}}, nil, "")
 		b.Watch(1, 5, 1, history.KubeWatchRequest{ResourceVersion: "9"})
 		b.Ev(1, 11, history.KubeAdded, a)
 		b.Ev(1, 13, history.KubeAdded, bb)
-		b.Ev(1, 31, history.KubeDeleted, da)
-		if rvB != 15 {
-			b.Ev(1, 32, history.KubeDeleted, db)
+		b.Ev(1, 31, history.KubeDeleted, histbuild.KobjOf("a", "v:a", 15, "g=a"))
+		if rvB != 0 {
+			b.Ev(1, 32, history.KubeDeleted, histbuild.KobjOf("b", "v:b", rvB, "g=a"))
 		}
+		// A write after it bounds where its deletions lie.
+		c := histbuild.KobjOf("c", "v:c", 20, "g=b")
+		b.Create(1, 40, 50, c)
+		b.Ev(1, 51, history.KubeAdded, c)
 		b.Bookmark(1, 90, 30, false)
 		b.End(1, 100, history.EndClient, nil)
 	}
@@ -264,12 +266,13 @@ func TestKubeWritePathsInTheModel(t *testing.T) {
 		{Name: "kube/watch-from-rv - no DELETED after the last finalizer was removed - fail", Want: check.Fail, Watch: 1, Rev: 20,
 			Msg: "DELETED", Build: purge(false)},
 		{Name: "kube/watch-from-rv - each object of a delete-collection DELETED - pass", Want: check.Pass, Build: deleteCollection(16)},
-		{Name: "kube/watch-from-rv - a delete-collection's DELETED dropped - fail", Want: check.Fail, Watch: 1, Rev: 16, Msg: "DELETED",
-			Build: func(b *histbuild.KubeBuilder) {
-				deleteCollection(16)(b)
-				w := b.H.KubeWatches[0]
-				w.Events = append(w.Events[:3:3], w.Events[4:]...)
-			}},
+		{Name: "kube/watch-from-rv - a delete-collection's DELETED dropped - fail", Want: check.Fail, Watch: 1, Key: "b",
+			Msg: "missed the deletion of b by deletecollection operation 3", Build: deleteCollection(0)},
+	})
+	histbuild.RunKubeCases(t, CheckWatchOrdered, ErrWatchOrdered, []histbuild.Kcase{
+		{Name: "kube/watch-ordered - a delete-collection's objects DELETED each at its own RV - pass", Want: check.Pass, Build: deleteCollection(16)},
+		{Name: "kube/watch-ordered - a delete-collection's two objects DELETED at one RV - fail", Want: check.Fail, Watch: 1,
+			Build: deleteCollection(15)},
 	})
 	histbuild.RunKubeCases(t, CheckOptimisticConcurrency, ErrOptimisticConcurrency, []histbuild.Kcase{
 		{Name: "kube/optimistic-concurrency - a patch with a stale resourceVersion refused - pass", Want: check.Pass,
@@ -360,7 +363,7 @@ func TestKubeWritePathsNoFalseAlarms(t *testing.T) {
 		history.Object{Name: "a", Value: "v:a3"}, a21) // a deleted @21
 	b22 := histbuild.KobjOf("b", "v:b1", 22, "g=a")
 	b.Op(2, 47, 48, history.KubeRequest{Verb: history.KubeDeleteCollection, LabelSelector: "g=a"},
-		&history.KubeResponse{Code: 200, Items: []history.Object{b22}}, nil, "") // b deleted @22
+		&history.KubeResponse{Code: 200, Items: []history.Object{histbuild.KobjOf("b", "v:b1", 12, "g=a")}}, nil, "") // b deleted @22
 	b.List(2, 50, 51, history.KubeRequest{}, 23, "", gen)
 	b.List(2, 50, 51, history.KubeRequest{FieldSelector: "metadata.name=gen-q1"}, 23, "", gen)
 	b.Get(2, 52, 53, "a", "", nil)

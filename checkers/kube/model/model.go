@@ -109,6 +109,9 @@ type Write struct {
 	mayPurge bool
 	// genPrefix is a create's generateName.
 	genPrefix string
+	// floor: the write committed above this RV (a delete-collection's
+	// item: the state it listed).
+	floor int64
 	Outcome   writeOutcome
 	// Rv is where it committed: from its response, or resolved by an
 	// observation (how says which); 0 when the history does not place it.
@@ -287,20 +290,22 @@ func (m *Model) collectWrites() {
 }
 
 // collectDeleteCollection makes one write per object an acknowledged
-// delete-collection answered: each was deleted at its own RV (the item's),
-// or, with finalizers, marked. It reports false for one of unknown outcome.
+// delete-collection answered. Its answer is the list it read before
+// deleting (store.go's DeleteCollection lists, deletes each item by name,
+// and returns that list), so each item is the object's state at the
+// item's RV and its deletion, each on its own, lies above it at an RV the
+// answer does not name: DELETED events place it, as they place a delete
+// answered with a Status. An item with finalizers is only marked. It
+// reports false for a delete-collection of unknown outcome.
 func (m *Model) collectDeleteCollection(o *history.KubeOperation, context bool) bool {
 	switch {
 	case o.Response != nil:
 		for j := range o.Response.Items {
 			it := &o.Response.Items[j]
-			w := &Write{Op: o, Verb: o.Request.Verb, Name: it.Name, Context: context, Outcome: WriteAcked, Item: j, Rv: ObjRV(it)}
-			w.Mark = it.DeletionTimestamp != "" && len(it.Finalizers) > 0
+			w := &Write{Op: o, Verb: o.Request.Verb, Name: it.Name, Context: context, Outcome: WriteAcked, Item: j, floor: ObjRV(it)}
+			w.Mark = len(it.Finalizers) > 0
 			w.Del = !w.Mark
 			m.addWrite(w)
-			if w.Rv > 0 {
-				m.addChange(w, w.Rv, it)
-			}
 		}
 		return true
 	case o.Status != nil && o.Status.Code < 500, o.NeverSent():
@@ -442,6 +447,15 @@ func (m *Model) eachObservation(f func(kobservation)) {
 			f(kobservation{&o.Response.Items[j], Ref{Op: o.ID, Index: int32(j)}})
 		}
 	}
+	// A delete-collection's answer is the list it read before deleting.
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Response != nil && o.Request.Verb == history.KubeDeleteCollection && !o.Request.DryRun {
+			for j := range o.Response.Items {
+				f(kobservation{&o.Response.Items[j], Ref{Op: o.ID, Index: int32(j)}})
+			}
+		}
+	}
 	for _, w := range m.kubeWatches() {
 		for i := range w.Events {
 			e := &w.Events[i]
@@ -477,7 +491,7 @@ func (m *Model) observe() {
 		// A state marked for deletion that no write's value explains: a
 		// delete of unknown outcome of an object with finalizers.
 		if ob.obj.DeletionTimestamp != "" {
-			if d := m.deleterOf(m.openDeletes(ob.obj.Name), ob.obj.Name, rv, false); d != nil && d.Outcome == WriteUnknown {
+			if d := m.deleterOf(m.openDeletes(ob.obj.Name), ob.obj.Name, rv, false); d != nil && (d.Outcome == WriteUnknown || d.Mark) {
 				d.Mark, d.Del = true, false
 				d.Rv, d.How = rv, ob.ref
 				m.addChange(d, rv, ob.obj)
@@ -505,7 +519,7 @@ func (m *Model) adoptGenerated(ob *history.Object) bool {
 func (m *Model) openDeletes(name string) []*Write {
 	var out []*Write
 	for _, w := range m.Writes {
-		if w.Name == name && (w.Del || w.mayPurge) && w.Outcome != WriteRefused && w.Rv == 0 {
+		if w.Name == name && (w.Del || w.mayPurge || w.Mark) && w.Outcome != WriteRefused && w.Rv == 0 {
 			out = append(out, w)
 		}
 	}
@@ -544,7 +558,7 @@ func (m *Model) placeDeletions() {
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rv < cands[j].rv })
 	open := map[string][]*Write{} // deletes not yet placed, in history order
 	for _, w := range m.Writes {
-		if (w.Del || w.mayPurge) && w.Outcome != WriteRefused && w.Rv == 0 {
+		if (w.Del || w.mayPurge || w.Mark) && w.Outcome != WriteRefused && w.Rv == 0 {
 			open[w.Name] = append(open[w.Name], w)
 		}
 	}
@@ -565,7 +579,7 @@ func (m *Model) placeDeletions() {
 				continue // this deletion, or another change (the watch checks say which)
 			}
 			if d := m.deleterOf(open[c.name], c.name, c.rv, pass == 0); d != nil {
-				d.Rv, d.How, d.Del = c.rv, c.ref, true
+				d.Rv, d.How, d.Del, d.Mark = c.rv, c.ref, true, false
 				m.insertChange(m.addChange(d, c.rv, nil))
 				continue
 			}
@@ -584,7 +598,7 @@ func (m *Model) deleterOf(ds []*Write, name string, rv int64, strict bool) *Writ
 		if d.Rv != 0 {
 			continue
 		}
-		if lo, _ := m.Seen.MaxBefore(d.Op.Call); rv <= lo {
+		if lo, _ := m.Seen.MaxBefore(d.Op.Call); rv <= lo || rv <= d.floor {
 			continue
 		}
 		if d.Outcome == WriteAcked {
