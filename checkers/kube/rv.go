@@ -104,7 +104,11 @@ func CheckRVOrder(h *history.History, cfg check.Config) check.Result {
 	var ws []wr
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		if !o.Request.Verb.IsWrite() || o.Response == nil || o.Request.DryRun {
+		// A delete answered with the object marked for deletion may be one
+		// of an object already marked: it wrote nothing, and answers the
+		// RV of the mark.
+		if !o.Request.Verb.IsWrite() || o.Response == nil || o.Request.DryRun ||
+			o.Request.Verb == history.KubeDelete && o.Response.Object != nil && o.Response.Object.DeletionTimestamp != "" {
 			continue
 		}
 		if rv := model.ObjRV(o.Response.Object); rv > 0 {

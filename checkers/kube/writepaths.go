@@ -172,7 +172,9 @@ func (j *wpJudge) changeKeeps(w *model.Write) {
 	ref := prev.Ref()
 	name := w.Name
 	what := fmt.Sprintf("%s (RV %d) was applied to %s at RV %d (%s)", model.OpText(o), c.Rv, name, prev.Rv, j.m.ChangeText(prev))
-	if w.Verb == history.KubePatch && !status && !w.Mark {
+	// Server-side apply removes the fields its manager set before and no
+	// longer sets: what an apply leaves alone is not simply "unset".
+	if w.Verb == history.KubePatch && o.Request.PatchType != history.PatchApply && !status && !w.Mark {
 		j.judged[RulePatchKeeps]++
 		if !model.SetsLabels(o) && !maps.Equal(c.Labels, prev.Labels) && !(len(c.Labels) == 0 && len(prev.Labels) == 0) {
 			j.add(RulePatchKeeps, o, name, c.Rv, fmt.Sprintf("labels %v", prev.Labels), fmt.Sprintf("labels %v", c.Labels),

@@ -355,6 +355,8 @@ func TestKubeWritePathsNoFalseAlarms(t *testing.T) {
 		&history.KubeResponse{Code: 201, Object: &dryc}, nil, "")
 	a18 := terminating(cr("a", "v:a2", "s:1", 18, 3, fin, "g=a"))
 	b.Op(1, 41, 42, history.KubeRequest{Verb: history.KubeDelete, Name: "a"}, &history.KubeResponse{Code: 200, Object: &a18}, nil, "") // a@18 marked
+	// Deleting it again writes nothing and answers the mark's RV.
+	b.Op(3, 42, 43, history.KubeRequest{Verb: history.KubeDelete, Name: "a"}, &history.KubeResponse{Code: 200, Object: &a18}, nil, "")
 	gen := histbuild.KobjOf("gen-q1", "v:g", 19)
 	b.Op(1, 43, 44, history.KubeRequest{Verb: history.KubeCreate, Object: &history.Object{GenerateName: "gen-", Value: "v:g"}},
 		&history.KubeResponse{Code: 201, Object: &gen}, nil, "") // gen-q1@19

@@ -111,8 +111,8 @@ type Write struct {
 	genPrefix string
 	// floor: the write committed above this RV (a delete-collection's
 	// item: the state it listed).
-	floor int64
-	Outcome   writeOutcome
+	floor   int64
+	Outcome writeOutcome
 	// Rv is where it committed: from its response, or resolved by an
 	// observation (how says which); 0 when the history does not place it.
 	Rv  int64
@@ -270,6 +270,18 @@ func (m *Model) collectWrites() {
 			m.addChange(w, w.Rv, obj)
 		}
 	}
+	// A delete of an object already marked for deletion changes nothing
+	// and answers it as it is, at the RV of the change that marked it
+	// (store.go's Delete; GuaranteedUpdate writes nothing unchanged): it
+	// is no write.
+	kept := m.Writes[:0]
+	for _, w := range m.Writes {
+		if c := m.ChangeAt[w.Rv]; w.Mark && w.Rv > 0 && c != nil && c.Write != w && c.Obj.Name == w.Name {
+			continue
+		}
+		kept = append(kept, w)
+	}
+	m.Writes = kept
 	// A delete-collection of unknown outcome may have deleted any object
 	// its selectors may pick: each gets a delete that may have happened.
 	for _, wo := range unknownDC {
