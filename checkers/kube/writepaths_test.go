@@ -378,6 +378,13 @@ func TestKubeWritePathsNoFalseAlarms(t *testing.T) {
 	b.Ev(1, 45, history.KubeAdded, gen)
 	b.Ev(1, 47, history.KubeDeleted, a21)
 	b.Ev(1, 49, history.KubeDeleted, b22)
+	// A server-side apply of an object that does not exist creates it.
+	c25 := histbuild.KobjOf("c", "v:c", 25)
+	b.Op(3, 60, 61, history.KubeRequest{Verb: history.KubePatch, Name: "c", PatchType: history.PatchApply, FieldManager: "m3",
+		Patch: `{"metadata":{"name":"c"},"data":{"value":"v:c"}}`, Object: &history.Object{Name: "c", Value: "v:c"}},
+		&history.KubeResponse{Code: 201, Object: &c25}, nil, "")
+	b.Ev(1, 62, history.KubeAdded, c25)
+	b.Get(2, 63, 64, "c", "", &c25)
 	b.End(1, 100, history.EndClient, nil)
 	b.Watch(2, 6, 1, history.KubeWatchRequest{ResourceVersion: "9", FieldSelector: "metadata.name=b"})
 	b.Ev(2, 13, history.KubeAdded, histbuild.KobjOf("b", "v:b1", 12, "g=a"))

@@ -1173,6 +1173,17 @@ func (m *Model) Expected(c *Change, sel *LabelSelector) (typ string, sure bool) 
 			return history.KubeDeleted, true
 		case c.Write.Verb == history.KubeCreate:
 			return history.KubeAdded, true
+		case IsApply(c.Write.Op) && !c.Obj.At(c.Rv-1).Exists():
+			// An apply that found no object created it. (Where the
+			// history does not settle that, either type fits.)
+			from := int64(0)
+			if p := c.Obj.At(c.Rv - 1); p != nil {
+				from = p.Rv
+			}
+			if c.Obj.Settled(from, c.Rv-1, true) {
+				return history.KubeAdded, true
+			}
+			return history.KubeAdded + "|" + history.KubeModified, true
 		}
 		return history.KubeModified, true
 	}

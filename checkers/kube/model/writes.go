@@ -137,3 +137,9 @@ func RemovesAllFinalizers(o *history.KubeOperation) bool {
 	return SetsFinalizers(o) && o.Request.Verb != history.KubeCreate &&
 		(o.Request.Object == nil || len(o.Request.Object.Finalizers) == 0)
 }
+
+// IsApply reports a server-side apply. An apply creates the object when
+// it does not exist (a 201), so it may be a create or an update of it.
+func IsApply(o *history.KubeOperation) bool {
+	return o.Request.Verb == history.KubePatch && o.Request.PatchType == history.PatchApply
+}
