@@ -252,10 +252,9 @@ func (m *Model) collectWrites() {
 			w.Del = !w.Mark
 		case history.KubeUpdate, history.KubePatch:
 			// An update that takes the last finalizer off an object being
-			// deleted deletes it (store.go's Update: errEmptiedFinalizers),
-			// and answers the object's last stored state at the deletion's RV.
+			// deleted deletes it (PurgedBy).
 			if RemovesAllFinalizers(o) {
-				w.Del = obj != nil && obj.DeletionTimestamp != ""
+				w.Del = PurgedBy(o)
 				w.mayPurge = w.Outcome == WriteUnknown && m.finalized()[OpName(o)]
 			}
 		}

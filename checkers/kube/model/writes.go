@@ -143,3 +143,16 @@ func RemovesAllFinalizers(o *history.KubeOperation) bool {
 func IsApply(o *history.KubeOperation) bool {
 	return o.Request.Verb == history.KubePatch && o.Request.PatchType == history.PatchApply
 }
+
+// PurgedBy reports an acknowledged update or patch that removed the last
+// finalizer of an object marked for deletion, and so deleted it
+// (store.go's Update: errEmptiedFinalizers, deleteWithoutFinalizers). Its
+// answer is the old stored state at the deletion's RV, marked for
+// deletion, without the value the write set; an answer with that value is
+// the write's own new state: the object was kept.
+func PurgedBy(o *history.KubeOperation) bool {
+	if !RemovesAllFinalizers(o) || o.Response == nil || o.Response.Object == nil || o.Response.Object.DeletionTimestamp == "" {
+		return false
+	}
+	return o.Request.Object == nil || o.Request.Object.Value == "" || o.Response.Object.Value != o.Request.Object.Value
+}
