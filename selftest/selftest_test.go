@@ -38,7 +38,9 @@ func load(t *testing.T, path string) *history.History {
 
 // grammarOnly are the kinds whose requests runs recorded before the
 // grammar workload never sent.
-var writePathKinds = []string{"kube-dry-run-seen", "kube-patch-drops-labels", "kube-status-write-moves-data", "kube-forced-apply-conflict"}
+var writePathKinds = []string{"kube-dry-run-seen", "kube-patch-drops-labels", "kube-status-write-moves-data",
+	"kube-forced-apply-conflict", "kube-patch-not-applied", "kube-status-write-bumps-generation",
+	"kube-generated-name-without-prefix", "kube-delete-collection-beyond-selector", "kube-finalized-object-deleted"}
 
 var grammarOnly = []string{"nested-txn-other-branch", "sorted-range-swap", "count-only-miscount", "kept-value-missing-key"}
 
