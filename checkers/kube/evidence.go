@@ -625,13 +625,24 @@ func selectorKey(kw *model.Watch) string {
 
 // evWritePaths counts the requests of the write paths kube/write-paths
 // judges: patches, status writes, dry runs, delete-collections and
-// creates with generateName; answered with a response or a refusal.
+// creates with generateName, and the updates of a resource that keeps a
+// metadata.generation (the rule generation judges them); answered with a
+// response or a refusal.
 func evWritePaths(h *history.History) check.Evidence {
-	return facts.KubeOpEvidence(h, "patch, status, dry-run, delete-collection or generateName request", "response or refusal",
+	generations := false // the resource keeps metadata.generation
+	for i := range h.KubeOps {
+		if r := h.KubeOps[i].Response; r != nil && r.Object != nil && r.Object.Generation > 0 {
+			generations = true
+			break
+		}
+	}
+	return facts.KubeOpEvidence(h, "patch, status, dry-run, delete-collection, generateName or generation-keeping update request",
+		"response or refusal",
 		func(o *history.KubeOperation) bool {
 			r := o.Request
 			return r.Verb == history.KubePatch || r.Verb == history.KubeDeleteCollection || r.DryRun ||
-				r.Subresource == history.SubresourceStatus || r.Verb == history.KubeCreate && r.Object != nil && r.Object.GenerateName != ""
+				r.Subresource == history.SubresourceStatus || r.Verb == history.KubeCreate && r.Object != nil && r.Object.GenerateName != "" ||
+				generations && r.Verb == history.KubeUpdate
 		},
 		func(o *history.KubeOperation) bool {
 			return o.Response != nil || o.Status != nil && o.Status.Code < 500
