@@ -16,7 +16,7 @@ import (
 // and ev index h.KubeWatches and a watch's events, op and kv index
 // h.KubeOps and a list's items.
 func KubeKinds() []Kind {
-	return []Kind{
+	return append([]Kind{
 		{Name: "kube-drop-event", Owner: kube.NameWatchFromRV, sites: innerKubeEvents, apply: dropKubeEvent},
 		{Name: "kube-duplicate-event", Owner: kube.NameWatchOrdered, sites: innerKubeEvents, apply: duplicateKubeEvent},
 		{Name: "kube-swap-events", Owner: kube.NameWatchOrdered, sites: kubeEventPairs, apply: swapKubeEvents},
@@ -33,7 +33,7 @@ func KubeKinds() []Kind {
 		{Name: "kube-409-as-success", Owner: kube.NameOptimisticConcurrency, sites: staleConflicts, apply: conflictAccepted},
 		{Name: "kube-quiet-end", Owner: kube.NameWatchTimeout, sites: kubeQuietEndSites, apply: kubeQuietEnd,
 			argue: endDuringFault},
-	}
+	}, kubeWriteKinds()...)
 }
 
 // isChange: an event that reports a change of an object.

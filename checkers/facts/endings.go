@@ -325,9 +325,19 @@ func (e *Endings) KubeWatch(w *history.KubeWatchStream) Ending {
 		out.Why = fmt.Sprintf("closed cleanly %s after its call, %s before its timeoutSeconds=%d, with no ERROR event "+
 			"and no fault reaching its API server", seconds(out.Elapsed), seconds(T-out.Elapsed), w.Request.TimeoutSeconds)
 	case e.h.Meta.Target.Fixture == "external":
+		// The timeout an external server picks itself is not known, but
+		// the run bounds it when the server says it is kube-apiserver.
+		if floor, w2 := e.selfTimeoutFloor(w); out.Elapsed < floor {
+			out.Class = EndingUnexplained
+			out.Why = fmt.Sprintf("closed cleanly %s after its call, with no timeoutSeconds, no ERROR event and no fault "+
+				"reaching its API server; the server says it is kube-apiserver %s, whose own timeout is --min-request-timeout "+
+				"times a jitter in [1, 2), and watch %d of this run stayed open %s on it, so that timeout is at least %s",
+				seconds(out.Elapsed), e.h.Meta.Target.Version, w2.ID, seconds(watchLife(w2)), seconds(floor))
+			return out
+		}
 		out.Class = EndingTimeout
 		out.Why = fmt.Sprintf("closed cleanly %s after its call; it asked no timeoutSeconds, and the timeout an external "+
-			"server picks itself is not known", seconds(out.Elapsed))
+			"server picks itself is not known beyond what the run observed", seconds(out.Elapsed))
 	case out.Elapsed >= ServerTimeoutFloor:
 		out.Class = EndingTimeout
 		out.Why = fmt.Sprintf("closed cleanly %s after its call, past the %s kube-apiserver waits at least without "+
@@ -338,6 +348,50 @@ func (e *Endings) KubeWatch(w *history.KubeWatchStream) Ending {
 			"at least %s), no ERROR event and no fault reaching its API server", seconds(out.Elapsed), ServerTimeoutFloor)
 	}
 	return out
+}
+
+// selfTimeoutLatency is how much of a watch's life as vigil measured it
+// (from the call to the end it saw) the server may not have counted: the
+// way there and back.
+const selfTimeoutLatency = time.Second
+
+// selfTimeoutFloor bounds from below the timeout an external server picks
+// itself for a watch without timeoutSeconds, from what the run observed,
+// when the server says (its /version) it is a kube-apiserver: that one
+// picks --min-request-timeout times a jitter in [1, 2) per watch
+// (k8s.io/apiserver/pkg/endpoints/handlers/get.go), so a watch without
+// timeoutSeconds it kept open for d proves --min-request-timeout above d/2,
+// and every watch's own timeout at least that. It returns 0 when the run
+// shows nothing (or the server does not say it is a kube-apiserver), and
+// the watch that sets the floor.
+func (e *Endings) selfTimeoutFloor(w *history.KubeWatchStream) (time.Duration, *history.KubeWatchStream) {
+	if !strings.HasPrefix(e.h.Meta.Target.Version, "v1.") {
+		return 0, nil
+	}
+	var best *history.KubeWatchStream
+	for _, x := range e.h.KubeWatches {
+		if x == w || x.Server != w.Server || x.Request.TimeoutSeconds != 0 || x.End != nil && x.End.Status != nil {
+			continue
+		}
+		if best == nil || watchLife(x) > watchLife(best) {
+			best = x
+		}
+	}
+	if best == nil {
+		return 0, nil
+	}
+	return max(0, watchLife(best)-selfTimeoutLatency) / 2, best
+}
+
+// watchLife is how long a watch was open as far as the history shows.
+func watchLife(w *history.KubeWatchStream) time.Duration {
+	if w.End != nil {
+		return w.End.Time - w.Call
+	}
+	if n := len(w.Events); n > 0 {
+		return w.Events[n-1].Time - w.Call
+	}
+	return 0
 }
 
 // EndingFigures are the counts of classes, as "ending_<class>" figures,

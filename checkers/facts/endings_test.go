@@ -168,6 +168,22 @@ func TestKubeWatchEndings(t *testing.T) {
 			b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
 			b.End(1, 3*sec, history.EndServer, nil)
 		}, facts.EndingTimeout, "not known"},
+		// Bounded by the run: an external server that says it is
+		// kube-apiserver picks at least half the longest life the run saw.
+		{"kube watch - no timeoutSeconds, an external kube-apiserver's clean close below the run's floor - unexplained", func(b *histbuild.KubeBuilder) {
+			b.H.Meta.Target.Fixture, b.H.Meta.Target.Version = "external", "v1.36.3"
+			b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+			b.End(1, 3*sec, history.EndServer, nil)
+			b.Watch(2, 6, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+			b.End(2, 100*sec, history.EndClient, nil)
+		}, facts.EndingUnexplained, "watch 2 of this run stayed open 100.00s on it, so that timeout is at least 49.50s"},
+		{"kube watch - no timeoutSeconds, an external kube-apiserver's clean close above the run's floor - timeout", func(b *histbuild.KubeBuilder) {
+			b.H.Meta.Target.Fixture, b.H.Meta.Target.Version = "external", "v1.36.3"
+			b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+			b.End(1, 3*sec, history.EndServer, nil)
+			b.Watch(2, 6, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+			b.End(2, 5*sec, history.EndClient, nil)
+		}, facts.EndingTimeout, "beyond what the run observed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := histbuild.NewKube()

@@ -46,7 +46,7 @@ func TestLabelSelector(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.sel, err)
 		}
-		if got := s.Matches(labels); got != c.want {
+		if got := s.Matches("", labels); got != c.want {
 			t.Errorf("%q matches %v = %v, want %v", c.sel, labels, got, c.want)
 		}
 	}

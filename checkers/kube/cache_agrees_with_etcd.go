@@ -189,7 +189,11 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *model.Model
 		v := func() check.Violation {
 			return check.Violation{Client: o.Client, Message: model.OpText(o), Operations: []int64{o.ID}}
 		}
-		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete {
+		if o.Request.DryRun || o.Request.Verb == history.KubeDeleteCollection {
+			continue // a dry run's answer was never stored; a delete-collection's items are deletions
+		}
+		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete &&
+			!model.PurgedBy(o) { // a purge answers the deleted state
 			served(ob.Name, model.ObjRV(ob), ob.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
 		}
 		for j := range o.Response.Items {
@@ -251,7 +255,7 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *model.Model
 // (it saw their last change before the RV, or it started before the
 // namespace held anything).
 func etcdListComplete(m *model.Model, o *history.KubeOperation, or *etcdOracle, col *check.Collector) {
-	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || !completeList(o) {
+	if o.Request.Verb != history.KubeList || o.Request.LabelSelector != "" || o.Request.FieldSelector != "" || !completeList(o) {
 		return
 	}
 	P, ok := facts.ParseRV(o.Response.ListRV)

@@ -61,7 +61,8 @@ func writeTimes(h *history.History, deletes bool) []time.Duration {
 	var out []time.Duration
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		if o.Response != nil && o.Request.Verb.IsWrite() && (!deletes || o.Request.Verb == history.KubeDelete) {
+		if o.Response != nil && o.Request.Verb.IsWrite() && !o.Request.DryRun &&
+			(!deletes || o.Request.Verb == history.KubeDelete || o.Request.Verb == history.KubeDeleteCollection) {
 			out = append(out, o.Return)
 		}
 	}
@@ -152,7 +153,7 @@ func evWatchAgreement(h *history.History, m *model.Model) check.Evidence {
 		if !validWatch(kw) {
 			continue
 		}
-		sel := kw.Stream.Request.LabelSelector
+		sel := selectorKey(kw)
 		if d := delivered(kw); d || openAcross(kw.Stream, writes) {
 			asked[sel]++
 			if d {
@@ -162,9 +163,9 @@ func evWatchAgreement(h *history.History, m *model.Model) check.Evidence {
 	}
 	return watchTally(m, "paired watch request", "change event",
 		func(kw *model.Watch) bool {
-			return asked[kw.Stream.Request.LabelSelector] >= 2 && openAcross(kw.Stream, writes)
+			return asked[selectorKey(kw)] >= 2 && openAcross(kw.Stream, writes)
 		},
-		func(kw *model.Watch) bool { return answered[kw.Stream.Request.LabelSelector] >= 2 && delivered(kw) },
+		func(kw *model.Watch) bool { return answered[selectorKey(kw)] >= 2 && delivered(kw) },
 		"no two watches with the same selector were open when an acknowledged write returned")
 }
 
@@ -615,4 +616,36 @@ func evRecovery(h *history.History, m *model.Model) check.Evidence {
 		}
 	}
 	return t.Evidence("no watch was open across the heal of a fault, and none failed near one")
+}
+
+// selectorKey groups watches by what they select: label and field selector.
+func selectorKey(kw *model.Watch) string {
+	return kw.Stream.Request.LabelSelector + "\x00" + kw.Stream.Request.FieldSelector
+}
+
+// evWritePaths counts the requests of the write paths kube/write-paths
+// judges: patches, status writes, dry runs, delete-collections and
+// creates with generateName, and the updates of a resource that keeps a
+// metadata.generation (the rule generation judges them); answered with a
+// response or a refusal.
+func evWritePaths(h *history.History) check.Evidence {
+	generations := false // the resource keeps metadata.generation
+	for i := range h.KubeOps {
+		if r := h.KubeOps[i].Response; r != nil && r.Object != nil && r.Object.Generation > 0 {
+			generations = true
+			break
+		}
+	}
+	return facts.KubeOpEvidence(h, "patch, status, dry-run, delete-collection, generateName or generation-keeping update request",
+		"response or refusal",
+		func(o *history.KubeOperation) bool {
+			r := o.Request
+			return r.Verb == history.KubePatch || r.Verb == history.KubeDeleteCollection || r.DryRun ||
+				r.Subresource == history.SubresourceStatus || r.Verb == history.KubeCreate && r.Object != nil && r.Object.GenerateName != "" ||
+				generations && r.Verb == history.KubeUpdate
+		},
+		func(o *history.KubeOperation) bool {
+			return o.Response != nil || o.Status != nil && o.Status.Code < 500
+		},
+		kubeSkipReason(h, "the run sent no patch, status write, dry run, delete-collection or generateName create"))
 }

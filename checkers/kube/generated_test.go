@@ -21,13 +21,18 @@ func TestKubeGeneratedHistoriesPass(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("VIGIL_KGEN_SEEDS")); err == nil && n > 0 {
 		seeds = uint64(n)
 	}
+	// Each seed also with the write paths of history format 5 (merge
+	// patches, dry runs, delete-collections by field selector).
 	for seed := uint64(1); seed <= seeds; seed++ {
-		h := histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 3, SelWatches: 2, UnknownPct: 3,
-			StateWatches: 2, Streams: 2, Oracle: true, Seed: seed})
-		for _, c := range Checks() {
-			r := check.Run(c, h, check.DefaultConfig())
-			if r.Verdict == check.Fail || r.Verdict == check.Unknown {
-				t.Errorf("seed %d: %s %s: %s", seed, c.Name, r.Verdict, histbuild.ViolationTexts(r.Violations[:min(3, len(r.Violations))]))
+		for _, wp := range []bool{false, true} {
+			h := histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 3, SelWatches: 2, UnknownPct: 3,
+				StateWatches: 2, Streams: 2, Oracle: true, WritePaths: wp, Seed: seed})
+			for _, c := range Checks() {
+				r := check.Run(c, h, check.DefaultConfig())
+				if r.Verdict == check.Fail || r.Verdict == check.Unknown || wp && c.Name == NameWritePaths && r.Verdict != check.Pass {
+					t.Errorf("seed %d (write paths %v): %s %s: %s", seed, wp, c.Name, r.Verdict,
+						histbuild.ViolationTexts(r.Violations[:min(3, len(r.Violations))]))
+				}
 			}
 		}
 	}
@@ -149,4 +154,60 @@ func BenchmarkKubeChecks100k(b *testing.B) {
 	b.ReportMetric(float64(events), "events")
 	b.ReportMetric(float64(base)/(1<<20), "history-MB")
 	b.ReportMetric(float64(top-min(top, base))/(1<<20), "peak-heap-above-history-MB")
+}
+
+// TestKubeGeneratedWritePathsCaught: a simulated run with the write paths,
+// with a read showing a dry run's value, fails kube/write-paths; with the
+// DELETED of a delete-collection's object taken out of a watch, it fails
+// kube/watch-from-rv.
+func TestKubeGeneratedWritePathsCaught(t *testing.T) {
+	gen := func() *history.History {
+		return histbuild.GenKubeHistory(histbuild.KgenConfig{Ops: 4000, Objects: 12, Watches: 2, UnknownPct: 0, WritePaths: true, Seed: 5})
+	}
+	h := gen()
+	var dry, get *history.KubeOperation
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		switch {
+		case dry == nil && o.Request.DryRun && o.Response != nil && i > len(h.KubeOps)/2:
+			dry = o
+		case dry != nil && o.Request.Verb == history.KubeGet && o.Request.Name == dry.Request.Name && o.Response != nil:
+			get = o
+		}
+		if get != nil {
+			break
+		}
+	}
+	if get == nil {
+		t.Fatal("no dry run followed by a get of its object")
+	}
+	seen := *get.Response.Object
+	seen.Value = dry.Request.Object.Value
+	get.Response = &history.KubeResponse{Code: 200, Object: &seen}
+	if r := CheckWritePaths(h, check.DefaultConfig()); r.Verdict != check.Fail || !slices.Contains(r.Violations[0].Operations, dry.ID) {
+		t.Errorf("a get showing dry run %d's value: %s %s", dry.ID, r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
+
+	h = gen()
+	dc := map[string]bool{} // names a delete-collection deleted
+	for i := range h.KubeOps {
+		if o := &h.KubeOps[i]; o.Request.Verb == history.KubeDeleteCollection && o.Response != nil && len(o.Response.Items) == 1 {
+			dc[o.Response.Items[0].Name] = true
+		}
+	}
+	w := h.KubeWatches[0]
+	cut := -1
+	for i := len(w.Events) / 2; i < len(w.Events)-1 && cut < 0; i++ {
+		if e := w.Events[i]; e.Type == history.KubeDeleted && dc[e.Object.Name] {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no DELETED of a delete-collection's object")
+	}
+	dropped := w.Events[cut]
+	w.Events = append(w.Events[:cut:cut], w.Events[cut+1:]...)
+	if r := CheckWatchFromRV(h, check.DefaultConfig()); r.Verdict != check.Fail || r.Violations[0].Watch != w.ID {
+		t.Errorf("dropping %s: %s %s", model.EventText(dropped), r.Verdict, histbuild.ViolationTexts(r.Violations))
+	}
 }

@@ -33,6 +33,7 @@ const (
 	NameStaleReadBound        = "kube/stale-read-bound"
 	NameCacheAgreesWithEtcd   = "kube/cache-agrees-with-etcd"
 	NameRecovery              = "kube/recovery"
+	NameWritePaths            = "kube/write-paths"
 )
 
 // Guarantees, one sentinel per check (docs/checks.md words each); a
@@ -81,6 +82,8 @@ var (
 		"older than the requested N")
 	ErrCacheAgreesWithEtcd = check.Guarantee(NameCacheAgreesWithEtcd, "what the API server's watch cache serves "+
 		"equals what etcd committed at the same revision")
+	ErrWritePaths = check.Guarantee(NameWritePaths, "patches, apply, status writes, finalizers, dry runs, "+
+		"delete-collection and generateName do what the API documents to the state they were applied to")
 	ErrRecovery = check.Guarantee(NameRecovery, "after an API server restart, an etcd leader kill or a partition, "+
 		"watches resume without loss or fail with 410/429, never silently")
 )

@@ -96,6 +96,8 @@ func checks(p *prepared) []check.Check {
 			Evidence: evContinueExpired},
 		{Name: NameOptimisticConcurrency, Guarantee: ErrOptimisticConcurrency, Profiles: check.ForKubernetes, Severity: check.Data, Run: on(checkOptimisticConcurrency),
 			Evidence: withModel(evOptimisticConcurrency)},
+		{Name: NameWritePaths, Guarantee: ErrWritePaths, Profiles: check.ForKubernetes, Severity: check.Data, Run: on(checkWritePaths),
+			Evidence: evWritePaths},
 		{Name: NameLinearizable, Guarantee: ErrLinearizable, Profiles: check.ForKubernetes, Severity: check.Data, Run: on(checkLinearizable),
 			Evidence: withModel(evLinearizable)},
 		{Name: NameBookmarks, Guarantee: ErrBookmarks, Profiles: check.ForKubernetes, Severity: check.Order, Should: true, Run: on(checkBookmarks),

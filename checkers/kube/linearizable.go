@@ -142,7 +142,7 @@ func writeFits(m *model.Model, c *model.Change) (check.Violation, bool) {
 			model.OpText(w.Op), o.Name, c.Rv, m.ChangeText(prev), prev.Rv)
 		v.Want, v.Got = "409 AlreadyExists", "created"
 		return v, true
-	case w.Verb != history.KubeCreate && !prev.Exists() && model.SpanIn(o.PutSpans, from, c.Rv-1) == nil:
+	case w.Verb != history.KubeCreate && !model.IsApply(w.Op) && !prev.Exists() && model.SpanIn(o.PutSpans, from, c.Rv-1) == nil:
 		what := "it was never created before"
 		if prev != nil {
 			what = fmt.Sprintf("%s deleted it at RV %d", m.ChangeText(prev), prev.Rv)
@@ -176,7 +176,7 @@ func readFits(m *model.Model, o *history.KubeOperation, lo, hi int64) (check.Vio
 			v.Want, v.Got = fmt.Sprintf("%d..%s", lo, hiText(hi)), fmt.Sprint(P)
 			return v, true
 		}
-		sel, err := model.ParseSelector(o.Request.LabelSelector)
+		sel, err := model.ParseSelectors(o.Request.LabelSelector, o.Request.FieldSelector)
 		if err != nil {
 			return v, false
 		}

@@ -129,7 +129,7 @@ func checkPagination(m *model.Model, cfg check.Config) check.Result {
 		if !ok {
 			continue
 		}
-		sel, err := model.ParseSelector(first.Request.LabelSelector)
+		sel, err := model.ParseSelectors(first.Request.LabelSelector, first.Request.FieldSelector)
 		if err != nil {
 			continue
 		}

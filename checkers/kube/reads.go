@@ -342,7 +342,7 @@ func checkStaleReadBound(m *model.Model, cfg check.Config) check.Result {
 // reportListState judges a list's items as the state at P and reports
 // every issue under g, prefixed with what the list was.
 func reportListState(m *model.Model, o *history.KubeOperation, P int64, col *check.Collector, g error, what string) {
-	sel, err := model.ParseSelector(o.Request.LabelSelector)
+	sel, err := model.ParseSelectors(o.Request.LabelSelector, o.Request.FieldSelector)
 	if err != nil {
 		return
 	}

@@ -43,7 +43,11 @@ func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
 		about := func(key string) func() check.Violation {
 			return func() check.Violation { v := base; v.Key = key; return v }
 		}
-		if r.Object != nil && o.Request.Verb != history.KubeDelete {
+		// A dry run's answer was never stored: a create's has no
+		// resourceVersion, an update's keeps the object's (dryrun.go in
+		// k8s.io/apiserver/pkg/registry/generic/registry).
+		dry := o.Request.DryRun
+		if r.Object != nil && o.Request.Verb != history.KubeDelete && !(dry && r.Object.ResourceVersion == "") {
 			checkRV(r.Object.ResourceVersion, func() string { return fmt.Sprintf("%s: the answer's %s", model.OpText(o), r.Object.Name) },
 				about(r.Object.Name))
 		}
@@ -54,7 +58,7 @@ func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
 				checkRV(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", model.OpText(o), it.Name) }, about(it.Name))
 			}
 		}
-		if o.Request.Verb == history.KubeUpdate && o.Request.Object != nil && r.Object != nil {
+		if o.Request.Verb == history.KubeUpdate && !dry && o.Request.Object != nil && r.Object != nil {
 			p, okP := facts.ParseRV(o.Request.Object.ResourceVersion)
 			n, okN := facts.ParseRV(r.Object.ResourceVersion)
 			if okP && okN && n <= p {
@@ -100,7 +104,11 @@ func CheckRVOrder(h *history.History, cfg check.Config) check.Result {
 	var ws []wr
 	for i := range h.KubeOps {
 		o := &h.KubeOps[i]
-		if !o.Request.Verb.IsWrite() || o.Response == nil {
+		// A delete answered with the object marked for deletion may be one
+		// of an object already marked: it wrote nothing, and answers the
+		// RV of the mark.
+		if !o.Request.Verb.IsWrite() || o.Response == nil || o.Request.DryRun ||
+			o.Request.Verb == history.KubeDelete && o.Response.Object != nil && o.Response.Object.DeletionTimestamp != "" {
 			continue
 		}
 		if rv := model.ObjRV(o.Response.Object); rv > 0 {

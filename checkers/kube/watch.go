@@ -118,7 +118,7 @@ func checkWatchAgreement(m *model.Model, cfg check.Config) check.Result {
 		if kw.Mode == model.WatchRefused || kw.Mode == model.WatchUnjudged || len(kw.Live) == 0 && !kw.Extended {
 			continue
 		}
-		g := kw.Stream.Request.LabelSelector
+		g := kw.Stream.Request.LabelSelector + "\x00" + kw.Stream.Request.FieldSelector
 		if groups[g] == nil {
 			groups[g] = map[int64]canon{}
 		}

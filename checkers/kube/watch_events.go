@@ -181,7 +181,7 @@ func checkWatchSelector(m *model.Model, cfg check.Config) check.Result {
 			if e.Object == nil || e.Type == history.KubeBookmark || m.Objs[e.Object.Name] == nil {
 				continue
 			}
-			if !kw.Sel.Matches(e.Object.Labels) {
+			if !kw.Sel.Matches(e.Object.Name, e.Object.Labels) {
 				what := "an object"
 				if e.Type == history.KubeDeleted {
 					what = "the last matching state of an object"
@@ -292,7 +292,8 @@ func checkWatchDeletedRV(m *model.Model, cfg check.Config) check.Result {
 				m.Evidence(&v, model.Ref{Op: carried.Op.ID, Index: -1})
 				col.Add(v)
 			case prev.Exists() && e.Object.Value != prev.Value && o.Settled(prev.Rv, rv-1, true) ||
-				prev.Exists() && carried != nil && carried.Rv > 0 && carried.Rv < prev.Rv:
+				prev.Exists() && carried != nil && carried.Rv > 0 && carried.Rv < prev.Rv && e.Object.Value != prev.Value:
+				// (A status write or a mark keeps the value an earlier write made.)
 				v := check.Violation{Guarantee: ErrWatchDeletedRV,
 					Message: fmt.Sprintf("watch %d (client %d) delivered %s, but %s's last state before RV %d was %q, made by "+
 						"%s at RV %d", w.ID, w.Client, model.EventText(*e), o.Name, rv, prev.Value, m.ChangeText(prev), prev.Rv),
@@ -464,7 +465,7 @@ func initialStateIssues(m *model.Model, kw *model.Watch, col *check.Collector, g
 // transition says what a change did to an object with respect to sel.
 func transition(m *model.Model, c *model.Change, sel *model.LabelSelector) string {
 	prev := c.Obj.At(c.Rv - 1)
-	prevM, newM := prev.Exists() && sel.Matches(prev.Labels), c.Exists() && sel.Matches(c.Labels)
+	prevM, newM := prev.Exists() && sel.Matches(prev.Obj.Name, prev.Labels), c.Exists() && sel.Matches(c.Obj.Name, c.Labels)
 	switch {
 	case c.Del && prevM:
 		return "deleted a matching object"

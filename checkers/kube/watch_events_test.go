@@ -262,6 +262,14 @@ func TestKubeWatchTimeout(t *testing.T) {
 				b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
 				b.End(1, 3*s, history.EndServer, nil)
 			}},
+		{Name: "kube/watch-timeout - without timeoutSeconds, closed cleanly by an external kube-apiserver well before the run's floor - fail",
+			Want: check.Fail, Watch: 1, Msg: "so that timeout is at least", Build: func(b *histbuild.KubeBuilder) {
+				b.H.Meta.Target.Fixture, b.H.Meta.Target.Version = "external", "v1.36.3"
+				b.Watch(1, 5, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+				b.End(1, 3*s, history.EndServer, nil)
+				b.Watch(2, 6, 0, history.KubeWatchRequest{ResourceVersion: "9"})
+				b.End(2, 100*s, history.EndClient, nil)
+			}},
 		{Name: "kube/watch-timeout - broke before T (visible) - skipped", Want: check.Skipped,
 			Build: func(b *histbuild.KubeBuilder) {
 				b.Add(history.Record{KubeWatchEnd: &history.KubeWatchEnd{Watch: timed(b), Time: time.Duration(2 * s),

@@ -195,7 +195,7 @@ func (x *linIndex) window(o *history.KubeOperation) (lo, hi, loOp, hiOp int64) {
 // or, for a placed delete, the last acknowledged create or update of the
 // object before the deletion (the same incarnation).
 func acceptedUID(m *model.Model, w *model.Write) (string, *model.Write) {
-	if w.Verb == history.KubeUpdate {
+	if w.Verb == history.KubeUpdate || w.Verb == history.KubePatch {
 		if r := w.Op.Response; r != nil && r.Object != nil {
 			return r.Object.UID, w
 		}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/vigil-suite/vigil/checkers/check"
+	kubecheck "github.com/vigil-suite/vigil/checkers/kube"
 	"github.com/vigil-suite/vigil/history"
 	"github.com/vigil-suite/vigil/targets/kube"
 )
@@ -42,9 +45,20 @@ func (f *kubeFake) Do(_ context.Context, req history.KubeRequest) (*history.Kube
 			o.ResourceVersion != cur.ResourceVersion {
 			return nil, &kube.StatusError{Status: history.KubeStatus{Code: 409, Reason: "Conflict"}}
 		}
+		if req.DryRun {
+			// Validated and answered, never stored: no new RV.
+			o.ResourceVersion = f.objs[o.Name].ResourceVersion
+			return &history.KubeResponse{Code: 200, Object: &o}, nil
+		}
 		f.rv++
 		o.ResourceVersion = rv()
 		f.objs[o.Name] = o
+		return &history.KubeResponse{Code: 200, Object: &o}, nil
+	case history.KubeGet:
+		o, ok := f.objs[req.Name]
+		if !ok {
+			return nil, &kube.StatusError{Status: history.KubeStatus{Code: 404, Reason: "NotFound"}}
+		}
 		return &history.KubeResponse{Code: 200, Object: &o}, nil
 	case history.KubeList:
 		resp := &history.KubeResponse{Code: 200, ListRV: rv()}
@@ -388,6 +402,51 @@ func TestKubeQuietEnd(t *testing.T) {
 			kubeState(8, false))
 		if len(faults) != 0 || len(rvsOf(outs[0])) != 11 {
 			t.Fatalf("seed %d: cut a watch without timeoutSeconds: %v, %v", seed, rvsOf(outs[0]), faults)
+		}
+	}
+}
+
+// dry-run-applied makes one dry run for real; kube/write-paths catches
+// it when a later read shows the dry run's value. The same calls without
+// the sabotage pass.
+func TestKubeDryRunApplied(t *testing.T) {
+	for _, mode := range []string{"dry-run-applied", "stale-list"} {
+		s, rec := newSaboteur(t, mode, 1)
+		c := s.WrapKube(newKubeFake(), 42)
+		h := history.New(history.Meta{Target: history.Target{Kind: "kube"}})
+		id, now := int64(0), 0
+		do := func(req history.KubeRequest) *history.KubeResponse {
+			resp, err := c.Do(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s: %v", req.Verb, err)
+			}
+			id, now = id+1, now+10
+			o := history.KubeOperation{ID: id, Client: 1, Call: time.Duration(now), Return: time.Duration(now + 5), Request: req, Response: resp}
+			if err := h.Add(history.Record{KubeOp: &o}); err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		do(history.KubeRequest{Verb: history.KubeCreate, Object: &history.Object{Name: "a", Value: "v1"}})
+		dry := do(history.KubeRequest{Verb: history.KubeUpdate, Name: "a", DryRun: true, Object: &history.Object{Name: "a", Value: "v-dry"}})
+		got := do(history.KubeRequest{Verb: history.KubeGet, Name: "a"})
+		r := kubecheck.CheckWritePaths(h, check.DefaultConfig())
+		faults := rec.History().Faults
+		switch mode {
+		case "dry-run-applied":
+			if got.Object.Value != "v-dry" || len(faults) != 1 || faults[0].Details["key"] != "a" {
+				t.Fatalf("the dry run was not applied: get %+v, faults %+v", got.Object, faults)
+			}
+			if dry.Object.ResourceVersion == got.Object.ResourceVersion {
+				t.Fatalf("the dry run's answer shows the RV it was applied at (%s): it must look like a dry run's", got.Object.ResourceVersion)
+			}
+			if r.Verdict != check.Fail || !strings.Contains(r.Violations[0].Message, "[dry-run]") {
+				t.Fatalf("kube/write-paths: %s %+v, want a dry-run violation", r.Verdict, r.Violations)
+			}
+		default:
+			if got.Object.Value != "v1" || r.Verdict != check.Pass {
+				t.Fatalf("without the sabotage: get %+v, kube/write-paths %s %+v", got.Object, r.Verdict, r.Violations)
+			}
 		}
 	}
 }

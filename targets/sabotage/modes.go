@@ -121,6 +121,9 @@ var modes = []Mode{
 		Description: "drops the BOOKMARK annotated k8s.io/initial-events-end from a streaming list (sendInitialEvents=true)"},
 	{Name: "conflict-not-detected", Check: kubecheck.NameOptimisticConcurrency, Target: TargetKube, arm: early, maxSkip: 0,
 		Description: "an update the server refused with 409 (stale resourceVersion) is sent again without the precondition and reported as accepted"},
+	// Needs a workload that sends dry runs (history format 5).
+	{Name: "dry-run-applied", Check: kubecheck.NameWritePaths, Target: TargetKube, arm: early, maxSkip: 0,
+		Description: "a create, update or patch sent with dryRun=All is sent again without it, applied for real, and answered as the dry run"},
 	{Name: "kube-quiet-end", Check: kubecheck.NameWatchTimeout, Target: TargetKube, arm: common, maxSkip: 2,
 		Description: "closes one watch with timeoutSeconds cleanly, after a change, at least 1 s before its timeout, with no ERROR event"},
 	{Name: "rv-regression", Check: kubecheck.NameWatchOrdered, Target: TargetKube, arm: common, maxSkip: 2,

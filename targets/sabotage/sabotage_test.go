@@ -171,8 +171,8 @@ var seeds = []int64{1, 2, 3, 4, 5, 6, 7, 8}
 
 func TestModesTable(t *testing.T) {
 	ms := Modes()
-	if len(ms) != 24 || len(NamesFor(TargetEtcd)) != 18 || len(NamesFor(TargetKube)) != 6 {
-		t.Fatalf("%d modes (%d etcd, %d kube), want 18 etcd and 6 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
+	if len(ms) != 25 || len(NamesFor(TargetEtcd)) != 18 || len(NamesFor(TargetKube)) != 7 {
+		t.Fatalf("%d modes (%d etcd, %d kube), want 18 etcd and 7 kube", len(ms), len(NamesFor(TargetEtcd)), len(NamesFor(TargetKube)))
 	}
 	for i, m := range ms {
 		if m.Name == "" || m.Check == "" || m.Description == "" {

@@ -23,7 +23,11 @@ type KgenConfig struct {
 	// vigil's etcd watch of the API server's keys.
 	StateWatches, Streams int
 	Oracle                bool
-	Seed                  uint64
+	// WritePaths turns a third of the updates into merge patches (which
+	// keep the labels), a sixth into dry runs, and a third of the deletes
+	// into delete-collections by field selector (history format 5).
+	WritePaths bool
+	Seed       uint64
 }
 
 // kgenSnap is the collection at one moment, for a watch starting there.
@@ -106,7 +110,55 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 		lost := rng.IntN(100) < cfg.UnknownPct
 		seq++
 		labels := map[string]string{"g": []string{"a", "b"}[rng.IntN(2)]}
+		wp := -1
+		if cfg.WritePaths {
+			wp = rng.IntN(6)
+		}
 		switch p := rng.IntN(100); {
+		case p < 30 && wp >= 0 && wp < 2: // a merge patch of the value: unconditional, the labels stay
+			val := fmt.Sprintf("val:%d", seq)
+			o.Request = history.KubeRequest{Verb: history.KubePatch, Name: name, PatchType: history.PatchMerge,
+				Patch: fmt.Sprintf(`{"data":{"value":%q}}`, val), Object: &history.Object{Name: name, Value: val}}
+			if !s.exists {
+				o.Status = &history.KubeStatus{Code: 404, Reason: "NotFound"}
+				break
+			}
+			next := kgenState{exists: true, obj: history.Object{Name: name, UID: s.obj.UID, Value: val, Labels: s.obj.Labels}}
+			if lost {
+				o.Error = "timeout"
+				if rng.IntN(2) == 0 {
+					commit(name, next, false, false)
+				}
+				break
+			}
+			commit(name, next, false, false)
+			obj := state[name].obj
+			o.Response = &history.KubeResponse{Code: 200, Object: &obj}
+		case p < 30 && wp == 2: // a dry-run update: answered, never stored
+			body := history.Object{Name: name, Value: fmt.Sprintf("val:%d", seq), Labels: labels}
+			o.Request = history.KubeRequest{Verb: history.KubeUpdate, Name: name, DryRun: true, Object: &body}
+			if !s.exists {
+				o.Status = &history.KubeStatus{Code: 404, Reason: "NotFound"}
+				break
+			}
+			obj := history.Object{Name: name, UID: s.obj.UID, Value: body.Value, Labels: labels, ResourceVersion: s.obj.ResourceVersion}
+			o.Response = &history.KubeResponse{Code: 200, Object: &obj}
+		case p >= 42 && p < 52 && wp >= 0 && wp < 2: // delete-collection of one name: answers what it listed
+			o.Request = history.KubeRequest{Verb: history.KubeDeleteCollection, FieldSelector: "metadata.name=" + name}
+			if !s.exists {
+				o.Response = &history.KubeResponse{Code: 200}
+				break
+			}
+			listed := s.obj
+			if lost {
+				o.Error = "timeout"
+				if rng.IntN(2) == 0 {
+					commit(name, kgenState{}, true, false)
+				}
+				break
+			}
+			commit(name, kgenState{}, true, false)
+			o.Response = &history.KubeResponse{Code: 200, Items: []history.Object{listed}}
 		case p < 30: // update from the current RV (a tenth of them stale)
 			body := history.Object{Name: name, Value: fmt.Sprintf("val:%d", seq), Labels: labels}
 			o.Request = history.KubeRequest{Verb: history.KubeUpdate, Name: name, Object: &body}

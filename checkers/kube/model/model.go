@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/vigil-suite/vigil/checkers/check"
@@ -43,6 +44,18 @@ type Model struct {
 	Names   []string // sorted
 	Writes  []*Write
 	ByValue map[string]*Write
+	// ByStatus indexes the writes of the status subresource by the
+	// status value each sets (unique per write, as data values are).
+	ByStatus map[string]*Write
+	// DryRuns are the writes sent with dryRun=All: they change nothing,
+	// so no change of the model comes from them; kube/write-paths judges
+	// that nothing shows their values.
+	DryRuns []*history.KubeOperation
+	// genPending are creates with generateName whose name the history
+	// does not know (no answer): an observation of their value names them.
+	genPending map[string]*Write
+	// withFinalizers memoizes finalized.
+	withFinalizers map[string]bool
 	// Changes holds every known change, sorted by RV; changeAt the first
 	// known change at each RV.
 	Changes  []*Change
@@ -74,13 +87,31 @@ const (
 	WriteUnknown                     // no answer, or 5xx: it may have happened
 )
 
-// Write is one create, update or delete operation.
+// Write is one change an operation makes to one object: a create,
+// update, patch or delete, or one object of a delete-collection.
 type Write struct {
-	Op      *history.KubeOperation
-	Verb    history.KubeVerb
-	Name    string
-	value   string
-	labels  map[string]string
+	Op     *history.KubeOperation
+	Verb   history.KubeVerb
+	Name   string
+	value  string
+	status string // a status write's status value
+	labels map[string]string
+	// Item is which item of a delete-collection's answer this write is;
+	// -1 for any other write.
+	Item int
+	// Del: the write removes the object (a delete, a delete-collection's
+	// item, or an update or patch that took the last finalizer off an
+	// object being deleted). Mark: a delete of an object with finalizers,
+	// which only set its deletionTimestamp.
+	Del, Mark bool
+	// mayPurge: an unknown-outcome update or patch that removes every
+	// finalizer; if the object was being deleted it deleted it.
+	mayPurge bool
+	// genPrefix is a create's generateName.
+	genPrefix string
+	// floor: the write committed above this RV (a delete-collection's
+	// item: the state it listed).
+	floor   int64
 	Outcome writeOutcome
 	// Rv is where it committed: from its response, or resolved by an
 	// observation (how says which); 0 when the history does not place it.
@@ -107,6 +138,15 @@ type Change struct {
 	Value  string
 	Labels map[string]string
 	Write  *Write
+	// Status, Finalizers, Terminating (deletionTimestamp set) and
+	// Generation are the object's as the server returned them at this
+	// change (its write's answer or the observation that placed it);
+	// HasObj is false when no returned object is known.
+	Status      string
+	Finalizers  []string
+	Terminating bool
+	Generation  int64
+	HasObj      bool
 }
 
 // Object is one object name's timeline. A name may be deleted and created
@@ -138,8 +178,8 @@ type Span struct {
 // Build reads the whole history once. The checks of kube.ChecksOf(h)
 // share the model of h; a check called on its own builds its own.
 func Build(h *history.History) *Model {
-	m := &Model{History: h, Objs: map[string]*Object{}, ByValue: map[string]*Write{}, ChangeAt: map[int64]*Change{},
-		ByWatch: map[int64]*Watch{}}
+	m := &Model{History: h, Objs: map[string]*Object{}, ByValue: map[string]*Write{}, ByStatus: map[string]*Write{},
+		ChangeAt: map[int64]*Change{}, ByWatch: map[int64]*Watch{}, genPending: map[string]*Write{}}
 	m.collectWrites()
 	m.indexTimes()
 	m.observe()
@@ -161,17 +201,33 @@ func Build(h *history.History) *Model {
 }
 
 func (m *Model) collectWrites() {
+	var unknownDC []writeOp
 	for _, wo := range m.writeOps() {
 		o := wo.op
 		if !o.Request.Verb.IsWrite() {
 			continue
 		}
-		w := &Write{Op: o, Verb: o.Request.Verb, Name: OpName(o), Context: wo.context}
-		if w.Name == "" {
+		if o.Request.DryRun {
+			// A dry run changes nothing: no change comes from it.
+			if !wo.context {
+				m.DryRuns = append(m.DryRuns, o)
+			}
 			continue
 		}
-		if o.Request.Object != nil {
-			w.value, w.labels = o.Request.Object.Value, o.Request.Object.Labels
+		if o.Request.Verb == history.KubeDeleteCollection {
+			if !m.collectDeleteCollection(o, wo.context) {
+				unknownDC = append(unknownDC, wo)
+			}
+			continue
+		}
+		w := &Write{Op: o, Verb: o.Request.Verb, Name: OpName(o), Context: wo.context, Item: -1}
+		if r := o.Request.Object; r != nil {
+			if IsStatusWrite(o) {
+				w.status = r.Status
+			} else {
+				w.value, w.labels = r.Value, r.Labels
+			}
+			w.genPrefix = r.GenerateName
 		}
 		switch {
 		case o.Response != nil:
@@ -183,31 +239,160 @@ func (m *Model) collectWrites() {
 		default:
 			w.Outcome = WriteUnknown
 		}
-		m.Writes = append(m.Writes, w)
-		if m.Objs[w.Name] == nil {
-			m.Objs[w.Name] = &Object{Name: w.Name}
+		var obj *history.Object
+		if o.Response != nil {
+			obj = o.Response.Object
 		}
-		if w.Verb != history.KubeDelete && w.value != "" {
-			if m.ByValue[w.value] != nil {
-				m.ValueReuse++
-			} else {
-				m.ByValue[w.value] = w
+		switch w.Verb {
+		case history.KubeDelete:
+			// A delete of an object with finalizers answers the object,
+			// marked for deletion, and leaves it (store.go's Delete,
+			// k8s.io/apiserver/pkg/registry/generic/registry).
+			w.Mark = obj != nil && obj.DeletionTimestamp != "" && len(obj.Finalizers) > 0
+			w.Del = !w.Mark
+		case history.KubeUpdate, history.KubePatch:
+			// An update that takes the last finalizer off an object being
+			// deleted deletes it (PurgedBy).
+			if RemovesAllFinalizers(o) {
+				w.Del = PurgedBy(o)
+				w.mayPurge = w.Outcome == WriteUnknown && m.finalized()[OpName(o)]
 			}
 		}
+		if w.Name == "" {
+			if w.genPrefix != "" && w.Outcome == WriteUnknown && w.value != "" {
+				m.genPending[w.value] = w
+			}
+			continue
+		}
+		m.addWrite(w)
 		if w.Outcome == WriteAcked && w.Rv > 0 {
-			m.addChange(w, w.Rv)
+			m.addChange(w, w.Rv, obj)
+		}
+	}
+	// A delete of an object already marked for deletion changes nothing
+	// and answers it as it is, at the RV of the change that marked it
+	// (store.go's Delete; GuaranteedUpdate writes nothing unchanged): it
+	// is no write.
+	kept := m.Writes[:0]
+	for _, w := range m.Writes {
+		if c := m.ChangeAt[w.Rv]; w.Mark && w.Rv > 0 && c != nil && c.Write != w && c.Obj.Name == w.Name {
+			continue
+		}
+		kept = append(kept, w)
+	}
+	m.Writes = kept
+	// A delete-collection of unknown outcome may have deleted any object
+	// its selectors may pick: each gets a delete that may have happened.
+	for _, wo := range unknownDC {
+		o := wo.op
+		sel, err := ParseSelectors("", o.Request.FieldSelector)
+		names := make([]string, 0, len(m.Objs))
+		for n := range m.Objs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if err == nil && !sel.Matches(n, nil) {
+				continue
+			}
+			m.addWrite(&Write{Op: o, Verb: o.Request.Verb, Name: n, Item: -1, Del: true, Outcome: WriteUnknown, Context: wo.context})
 		}
 	}
 }
 
-// addChange records that w committed at rv. A second change at one RV is
-// not kept (kube/rv-order reports acknowledged writes sharing an RV).
-func (m *Model) addChange(w *Write, rv int64) *Change {
+// collectDeleteCollection makes one write per object an acknowledged
+// delete-collection answered. Its answer is the list it read before
+// deleting (store.go's DeleteCollection lists, deletes each item by name,
+// and returns that list), so each item is the object's state at the
+// item's RV and its deletion, each on its own, lies above it at an RV the
+// answer does not name: DELETED events place it, as they place a delete
+// answered with a Status. An item with finalizers is only marked. It
+// reports false for a delete-collection of unknown outcome.
+func (m *Model) collectDeleteCollection(o *history.KubeOperation, context bool) bool {
+	switch {
+	case o.Response != nil:
+		for j := range o.Response.Items {
+			it := &o.Response.Items[j]
+			w := &Write{Op: o, Verb: o.Request.Verb, Name: it.Name, Context: context, Outcome: WriteAcked, Item: j, floor: ObjRV(it)}
+			w.Mark = len(it.Finalizers) > 0
+			w.Del = !w.Mark
+			m.addWrite(w)
+		}
+		return true
+	case o.Status != nil && o.Status.Code < 500, o.NeverSent():
+		return true
+	}
+	return false
+}
+
+// finalized names the objects the history ever shows with finalizers:
+// only those can be marked for deletion, and purged by an update.
+func (m *Model) finalized() map[string]bool {
+	if m.withFinalizers != nil {
+		return m.withFinalizers
+	}
+	m.withFinalizers = map[string]bool{}
+	for _, wo := range m.writeOps() {
+		o := wo.op
+		for _, ob := range []*history.Object{o.Request.Object, respObj(o)} {
+			if ob != nil && len(ob.Finalizers) > 0 {
+				m.withFinalizers[OpName(o)] = true
+			}
+		}
+	}
+	return m.withFinalizers
+}
+
+func respObj(o *history.KubeOperation) *history.Object {
+	if o.Response == nil {
+		return nil
+	}
+	return o.Response.Object
+}
+
+// addWrite records a write and indexes its value.
+func (m *Model) addWrite(w *Write) {
+	m.Writes = append(m.Writes, w)
+	if m.Objs[w.Name] == nil {
+		m.Objs[w.Name] = &Object{Name: w.Name}
+	}
+	if w.Del && w.Verb != history.KubeUpdate && w.Verb != history.KubePatch || w.Mark {
+		return
+	}
+	for _, ix := range []struct {
+		by map[string]*Write
+		v  string
+	}{{m.ByValue, w.value}, {m.ByStatus, w.status}} {
+		if ix.v == "" {
+			continue
+		}
+		if ix.by[ix.v] != nil {
+			m.ValueReuse++
+		} else {
+			ix.by[ix.v] = w
+		}
+	}
+}
+
+// addChange records that w committed at rv; obj is the object the server
+// returned for it (its answer, or the observation that placed it), nil if
+// none. A second change at one RV is not kept (kube/rv-order reports
+// acknowledged writes sharing an RV).
+func (m *Model) addChange(w *Write, rv int64, obj *history.Object) *Change {
 	if c := m.ChangeAt[rv]; c != nil {
 		return nil
 	}
 	o := m.Objs[w.Name]
-	c := &Change{Obj: o, Rv: rv, Del: w.Verb == history.KubeDelete, Value: w.value, Labels: w.labels, Write: w}
+	c := &Change{Obj: o, Rv: rv, Del: w.Del, Value: w.value, Labels: w.labels, Write: w}
+	if obj != nil && !c.Del {
+		c.HasObj = true
+		c.Status, c.Finalizers, c.Terminating, c.Generation = obj.Status, obj.Finalizers, obj.DeletionTimestamp != "", obj.Generation
+		if w.Verb != history.KubeCreate && w.Verb != history.KubeUpdate || IsStatusWrite(w.Op) || w.Mark {
+			// A patch, a status write or a mark sets only part of the
+			// object: the rest is what the server returned.
+			c.Value, c.Labels = obj.Value, obj.Labels
+		}
+	}
 	if c.Del {
 		c.Value, c.Labels = "", nil
 	}
@@ -273,6 +458,15 @@ func (m *Model) eachObservation(f func(kobservation)) {
 			f(kobservation{&o.Response.Items[j], Ref{Op: o.ID, Index: int32(j)}})
 		}
 	}
+	// A delete-collection's answer is the list it read before deleting.
+	for i := range h.KubeOps {
+		o := &h.KubeOps[i]
+		if o.Response != nil && o.Request.Verb == history.KubeDeleteCollection && !o.Request.DryRun {
+			for j := range o.Response.Items {
+				f(kobservation{&o.Response.Items[j], Ref{Op: o.ID, Index: int32(j)}})
+			}
+		}
+	}
 	for _, w := range m.kubeWatches() {
 		for i := range w.Events {
 			e := &w.Events[i]
@@ -289,18 +483,58 @@ func (m *Model) eachObservation(f func(kobservation)) {
 // say why (explainValue).
 func (m *Model) observe() {
 	m.eachObservation(func(ob kobservation) {
-		if m.Objs[ob.obj.Name] == nil {
+		if m.Objs[ob.obj.Name] == nil && !m.adoptGenerated(ob.obj) {
 			m.Foreign++
 			return
 		}
 		rv := ObjRV(ob.obj)
-		w := m.ByValue[ob.obj.Value]
-		if rv == 0 || w == nil || w.Name != ob.obj.Name || w.Outcome == WriteRefused || w.Rv != 0 || m.ChangeAt[rv] != nil {
+		if rv == 0 || m.ChangeAt[rv] != nil {
 			return
 		}
-		w.Rv, w.How = rv, ob.ref
-		m.addChange(w, rv)
+		for _, w := range []*Write{m.ByValue[ob.obj.Value], m.ByStatus[ob.obj.Status]} {
+			if w == nil || w.Name != ob.obj.Name || w.Outcome == WriteRefused || w.Rv != 0 || w.Del {
+				continue
+			}
+			w.Rv, w.How = rv, ob.ref
+			m.addChange(w, rv, ob.obj)
+			return
+		}
+		// A state marked for deletion that no write's value explains: a
+		// delete of unknown outcome of an object with finalizers.
+		if ob.obj.DeletionTimestamp != "" {
+			if d := m.deleterOf(m.openDeletes(ob.obj.Name), ob.obj.Name, rv, false); d != nil && (d.Outcome == WriteUnknown || d.Mark) {
+				d.Mark, d.Del = true, false
+				d.Rv, d.How = rv, ob.ref
+				m.addChange(d, rv, ob.obj)
+			}
+		}
 	})
+}
+
+// adoptGenerated names a create with generateName of unknown outcome by an
+// observation of its value under a name with its prefix.
+func (m *Model) adoptGenerated(ob *history.Object) bool {
+	w := m.genPending[ob.Value]
+	if w == nil || !strings.HasPrefix(ob.Name, w.genPrefix) {
+		return false
+	}
+	delete(m.genPending, ob.Value)
+	w.Name = ob.Name
+	m.addWrite(w)
+	return true
+}
+
+// openDeletes are the writes that may delete name and the history has not
+// placed: deletes, a delete-collection's, and updates or patches of
+// unknown outcome that removed every finalizer.
+func (m *Model) openDeletes(name string) []*Write {
+	var out []*Write
+	for _, w := range m.Writes {
+		if w.Name == name && (w.Del || w.mayPurge || w.Mark) && w.Outcome != WriteRefused && w.Rv == 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // placeDeletions matches the DELETED events of watches without a selector
@@ -316,7 +550,7 @@ func (m *Model) placeDeletions() {
 	var cands []cand
 	seen := map[int64]bool{}
 	for _, w := range m.kubeWatches() {
-		if w.Request.LabelSelector != "" {
+		if w.Request.LabelSelector != "" || w.Request.FieldSelector != "" {
 			continue
 		}
 		for i := range w.Events {
@@ -335,7 +569,7 @@ func (m *Model) placeDeletions() {
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rv < cands[j].rv })
 	open := map[string][]*Write{} // deletes not yet placed, in history order
 	for _, w := range m.Writes {
-		if w.Verb == history.KubeDelete && w.Outcome != WriteRefused && w.Rv == 0 {
+		if (w.Del || w.mayPurge || w.Mark) && w.Outcome != WriteRefused && w.Rv == 0 {
 			open[w.Name] = append(open[w.Name], w)
 		}
 	}
@@ -356,8 +590,8 @@ func (m *Model) placeDeletions() {
 				continue // this deletion, or another change (the watch checks say which)
 			}
 			if d := m.deleterOf(open[c.name], c.name, c.rv, pass == 0); d != nil {
-				d.Rv, d.How = c.rv, c.ref
-				m.insertChange(m.addChange(d, c.rv))
+				d.Rv, d.How, d.Del, d.Mark = c.rv, c.ref, true, false
+				m.insertChange(m.addChange(d, c.rv, nil))
 				continue
 			}
 			left = append(left, c) // after the last pass: no delete can have made it
@@ -375,7 +609,7 @@ func (m *Model) deleterOf(ds []*Write, name string, rv int64, strict bool) *Writ
 		if d.Rv != 0 {
 			continue
 		}
-		if lo, _ := m.Seen.MaxBefore(d.Op.Call); rv <= lo {
+		if lo, _ := m.Seen.MaxBefore(d.Op.Call); rv <= lo || rv <= d.floor {
 			continue
 		}
 		if d.Outcome == WriteAcked {
@@ -423,7 +657,7 @@ func (m *Model) leftovers() {
 			s.Hi, s.Certain = math.MaxInt64, false
 		}
 		o := m.Objs[w.Name]
-		if w.Verb == history.KubeDelete {
+		if w.Del || w.mayPurge {
 			o.DelSpans = append(o.DelSpans, s)
 		} else {
 			o.PutSpans = append(o.PutSpans, s)
@@ -473,7 +707,7 @@ func (m *Model) VerifyState(items []history.Object, sel *LabelSelector, a, b int
 		if rv == 0 {
 			continue // kube/rv-format's business
 		}
-		if sel != nil && !sel.Matches(it.Labels) {
+		if sel != nil && !sel.Matches(it.Name, it.Labels) {
 			sc.Issues = append(sc.Issues, stateIssue{Kind: IssueSelector, Name: it.Name, Item: i, Rv: rv})
 		}
 		c := o.Exactly(rv)
@@ -558,7 +792,7 @@ func (o *Object) AbsentSet(sel *LabelSelector, lo, hi int64) Intervals {
 		if c != nil {
 			from = c.Rv
 		}
-		if !c.Exists() || !sel.Matches(c.Labels) || !o.Settled(from, end, sel != nil) {
+		if !c.Exists() || !sel.Matches(c.Obj.Name, c.Labels) || !o.Settled(from, end, sel != nil) {
 			add(start, end)
 		}
 		if end == hi {
@@ -769,7 +1003,7 @@ func (m *Model) classifyWatches() {
 
 func (m *Model) classify(w *history.KubeWatchStream) *Watch {
 	kw := &Watch{Stream: w, ErrIdx: -1, EndBM: -1, rvs: make([]int64, len(w.Events))}
-	kw.Sel, kw.selErr = ParseSelector(w.Request.LabelSelector)
+	kw.Sel, kw.selErr = ParseSelectors(w.Request.LabelSelector, w.Request.FieldSelector)
 	for i := range w.Events {
 		kw.rvs[i] = ObjRV(w.Events[i].Object)
 		if w.Events[i].Type == history.KubeError && kw.ErrIdx < 0 {
@@ -938,6 +1172,17 @@ func (m *Model) Expected(c *Change, sel *LabelSelector) (typ string, sure bool) 
 			return history.KubeDeleted, true
 		case c.Write.Verb == history.KubeCreate:
 			return history.KubeAdded, true
+		case IsApply(c.Write.Op) && !c.Obj.At(c.Rv-1).Exists():
+			// An apply that found no object created it. (Where the
+			// history does not settle that, either type fits.)
+			from := int64(0)
+			if p := c.Obj.At(c.Rv - 1); p != nil {
+				from = p.Rv
+			}
+			if c.Obj.Settled(from, c.Rv-1, true) {
+				return history.KubeAdded, true
+			}
+			return history.KubeAdded + "|" + history.KubeModified, true
 		}
 		return history.KubeModified, true
 	}
@@ -946,14 +1191,14 @@ func (m *Model) Expected(c *Change, sel *LabelSelector) (typ string, sure bool) 
 	if prev != nil {
 		from = prev.Rv
 	}
-	newM := c.Exists() && sel.Matches(c.Labels)
+	newM := c.Exists() && sel.Matches(c.Obj.Name, c.Labels)
 	if !c.Obj.Settled(from, c.Rv-1, true) {
 		if newM {
 			return history.KubeAdded + "|" + history.KubeModified, true
 		}
 		return "", false
 	}
-	prevM := prev.Exists() && sel.Matches(prev.Labels)
+	prevM := prev.Exists() && sel.Matches(prev.Obj.Name, prev.Labels)
 	switch {
 	case prevM && newM:
 		return history.KubeModified, true

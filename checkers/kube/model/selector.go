@@ -12,6 +12,10 @@ import (
 type LabelSelector struct {
 	Raw  string
 	reqs []labelReq
+	// names are the requirements of a fieldSelector on metadata.name
+	// (the only field vigil's objects are selected by; metadata.namespace
+	// always matches, as every object is in the run's namespace).
+	names []labelReq
 }
 
 type labelReq struct {
@@ -92,10 +96,55 @@ func parseRequirement(p string) (labelReq, error) {
 	return labelReq{}, fmt.Errorf("%q is not a requirement vigil understands", p)
 }
 
-// Matches reports whether labels satisfy the selector.
-func (s *LabelSelector) Matches(labels map[string]string) bool {
+// ParseSelectors parses a label selector and a field selector into one
+// selector; both empty give nil (everything). A field selector on a field
+// other than metadata.name and metadata.namespace is an error (the
+// selection is then not judged).
+func ParseSelectors(label, field string) (*LabelSelector, error) {
+	sel, err := ParseSelector(label)
+	if err != nil || strings.TrimSpace(field) == "" {
+		return sel, err
+	}
+	if sel == nil {
+		sel = &LabelSelector{}
+	}
+	if sel.Raw != "" {
+		sel.Raw += ", "
+	}
+	sel.Raw += "fields " + field
+	for _, part := range strings.Split(field, ",") {
+		part = strings.TrimSpace(part)
+		var r labelReq
+		for _, op := range []string{"!=", "==", "="} {
+			if i := strings.Index(part, op); i >= 0 {
+				r = labelReq{key: strings.TrimSpace(part[:i]), op: op, values: []string{strings.TrimSpace(part[i+len(op):])}}
+				if r.op == "==" {
+					r.op = "="
+				}
+				break
+			}
+		}
+		switch r.key {
+		case "metadata.name":
+			sel.names = append(sel.names, r)
+		case "metadata.namespace":
+		default:
+			return nil, fmt.Errorf("field selector %q: vigil judges only metadata.name and metadata.namespace", field)
+		}
+	}
+	return sel, nil
+}
+
+// Matches reports whether an object with this name and these labels
+// satisfies the selector.
+func (s *LabelSelector) Matches(name string, labels map[string]string) bool {
 	if s == nil {
 		return true
+	}
+	for _, r := range s.names {
+		if (r.op == "=") != (name == r.values[0]) {
+			return false
+		}
 	}
 	for _, r := range s.reqs {
 		v, ok := labels[r.key]

@@ -64,8 +64,12 @@ func OpName(o *history.KubeOperation) string {
 	if o.Request.Name != "" {
 		return o.Request.Name
 	}
-	if o.Request.Object != nil {
+	if o.Request.Object != nil && o.Request.Object.Name != "" {
 		return o.Request.Object.Name
+	}
+	// A create with generateName: the name the server chose, if it answered.
+	if o.Request.Verb == history.KubeCreate && o.Response != nil && o.Response.Object != nil {
+		return o.Response.Object.Name
 	}
 	return ""
 }
