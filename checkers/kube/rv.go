@@ -106,8 +106,9 @@ func CheckRVOrder(h *history.History, cfg check.Config) check.Result {
 		o := &h.KubeOps[i]
 		// A delete answered with the object marked for deletion may be one
 		// of an object already marked: it wrote nothing, and answers the
-		// RV of the mark.
-		if !o.Request.Verb.IsWrite() || o.Response == nil || o.Request.DryRun ||
+		// RV of the mark. A purge (the last finalizer removed) answers the
+		// RV of the state it replaced; its own is the DELETED event's.
+		if !o.Request.Verb.IsWrite() || o.Response == nil || o.Request.DryRun || model.PurgedBy(o) ||
 			o.Request.Verb == history.KubeDelete && o.Response.Object != nil && o.Response.Object.DeletionTimestamp != "" {
 			continue
 		}

@@ -256,6 +256,9 @@ func (m *Model) collectWrites() {
 			if RemovesAllFinalizers(o) {
 				w.Del = PurgedBy(o)
 				w.mayPurge = w.Outcome == WriteUnknown && m.finalized()[OpName(o)]
+				if w.Del {
+					w.Rv = 0 // its answer's RV is the replaced state's: the DELETED event places it
+				}
 			}
 		}
 		if w.Name == "" {

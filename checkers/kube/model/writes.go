@@ -146,13 +146,12 @@ func IsApply(o *history.KubeOperation) bool {
 
 // PurgedBy reports an acknowledged update or patch that removed the last
 // finalizer of an object marked for deletion, and so deleted it
-// (store.go's Update: errEmptiedFinalizers, deleteWithoutFinalizers). Its
-// answer is the old stored state at the deletion's RV, marked for
-// deletion, without the value the write set; an answer with that value is
-// the write's own new state: the object was kept.
+// (store.go's Update: errEmptiedFinalizers, deleteWithoutFinalizers). As
+// kube-apiserver v1.36.3 answers it, measured: the write's own new state
+// (its value, no finalizers, still marked) at the RV of the state it
+// replaced; the deletion takes an RV of its own, which only the DELETED
+// event shows, and carries the state stored before the write.
 func PurgedBy(o *history.KubeOperation) bool {
-	if !RemovesAllFinalizers(o) || o.Response == nil || o.Response.Object == nil || o.Response.Object.DeletionTimestamp == "" {
-		return false
-	}
-	return o.Request.Object == nil || o.Request.Object.Value == "" || o.Response.Object.Value != o.Request.Object.Value
+	return RemovesAllFinalizers(o) && o.Response != nil && o.Response.Object != nil &&
+		o.Response.Object.DeletionTimestamp != "" && len(o.Response.Object.Finalizers) == 0
 }
