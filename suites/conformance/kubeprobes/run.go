@@ -169,6 +169,7 @@ func runProbe(ctx context.Context, cfg Config, admin *kube.Client, pr Probe, r k
 		return res
 	}
 	defer c.Close()
+	c.WrapTransport(func(rt http.RoundTripper) http.RoundTripper { return contentTyped{rt} })
 	if cfg.Wrap != nil {
 		c.WrapTransport(cfg.Wrap)
 	}
