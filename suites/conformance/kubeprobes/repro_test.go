@@ -55,3 +55,16 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 		}
 	}
 }
+
+// The status subresource's probes run on the custom resource only:
+// ConfigMaps have no status subresource, and a probe skipped there would
+// leave certify's requirement unknown.
+func TestStatusProbesOnlyOnTheCustomResource(t *testing.T) {
+	names := map[string]bool{}
+	for _, i := range Infos(nil) {
+		names[i.Name] = true
+	}
+	if !names["kube-status/status-write@vigilobjects"] || names["kube-status/status-write@configmaps"] || !names["kube-patch/merge@configmaps"] {
+		t.Errorf("probes: %v", names)
+	}
+}

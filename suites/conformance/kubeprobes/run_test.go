@@ -59,13 +59,6 @@ var knownFailures = map[bool]map[string]string{
 	},
 }
 
-// notOn are the probes skipped on a resource that lacks what they probe,
-// with the words of the skip's reason.
-var notOn = map[string]string{
-	"kube-status/status-write@configmaps": "no status subresource",
-	"kube-status/data-write@configmaps":   "no status subresource",
-}
-
 // Every Kubernetes probe passes on kube-apiserver, with its watch cache
 // and without, but for the known failures above (which must still fail:
 // the day they pass, the README's matrix is out of date). The two modes'
@@ -89,7 +82,6 @@ func TestKubeProbesOnKubeAPIServer(t *testing.T) {
 				switch {
 				case known && (r.Verdict != conformance.Fail || !strings.Contains(r.Failure, want)):
 					t.Errorf("%s: %s, where the known failure (%q) was expected: %s%s", r.Name, r.Verdict, want, r.Reason, r.Failure)
-				case !known && notOn[r.Name] != "" && r.Verdict == conformance.Skipped && strings.Contains(r.Reason, notOn[r.Name]):
 				case !known && r.Verdict != conformance.Pass:
 					t.Errorf("%s: %s %s%s", r.Name, r.Verdict, r.Reason, r.Failure)
 					for _, s := range r.Transcript {
