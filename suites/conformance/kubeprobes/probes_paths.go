@@ -2,6 +2,7 @@ package kubeprobes
 
 import (
 	"net/http"
+	"net/url"
 
 	. "github.com/onsi/gomega"
 	"github.com/vigil-suite/vigil/checkers/kube"
@@ -264,7 +265,7 @@ func finalizerProbes() []Probe {
 }
 
 // dryRun is the query of a dry run.
-func dryRun() map[string][]string { return Q("dryRun", "All") }
+func dryRun() url.Values { return Q("dryRun", "All") }
 
 // noTrace: after dry runs, a is still at rv with value, and a watch from
 // w0 sees nothing before a fence.
