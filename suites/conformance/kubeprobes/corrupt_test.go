@@ -161,7 +161,7 @@ func corruptions() []corruption {
 			},
 			mustFail: []string{"kube-get/rv-unset", "kube-get/rv-not-older-than"},
 			// They read an object back and compare its resourceVersion.
-			mayFail: []string{"kube-patch/json-patch", "kube-patch/json-patch-test-fails", "kube-patch/merge", "kube-patch/stale-rv",
+			mayFail: []string{"kube-patch/json-patch", "kube-patch/json-patch-test-fails", "kube-patch/merge", "kube-patch/stale-rv", "kube-patch/stale-uid",
 				"kube-apply/create", "kube-apply/conflict", "kube-finalizer/delete-marks",
 				"kube-dryrun/create", "kube-dryrun/update", "kube-dryrun/patch", "kube-dryrun/delete"}},
 		{name: "list-rv-behind", // a list reports a resourceVersion older than its newest item
@@ -302,7 +302,7 @@ func pathCorruptions() []corruption {
 	}
 	isStatus := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/status") }
 	allPatches := []string{"kube-patch/json-patch", "kube-patch/json-patch-test-fails", "kube-patch/merge", "kube-patch/strategic",
-		"kube-patch/stale-rv", "kube-apply/create", "kube-apply/update", "kube-apply/conflict", "kube-apply/force", "kube-dryrun/patch"}
+		"kube-patch/stale-rv", "kube-patch/stale-uid", "kube-apply/create", "kube-apply/update", "kube-apply/conflict", "kube-apply/force", "kube-dryrun/patch"}
 	status := []kube.Resource{kube.VigilObjects}
 	return []corruption{
 		{name: "patch-not-applied", // every patch arrives empty
@@ -326,18 +326,19 @@ func pathCorruptions() []corruption {
 				}
 			},
 			mustFail: []string{"kube-patch/json-patch-test-fails"}},
-		{name: "patch-ignores-rv",
+		{name: "patch-ignores-preconditions", // a patch's resourceVersion and uid dropped
 			request: func(r *http.Request) {
 				if ctypeOf(r) == MergePatch {
 					rewriteBody(r, func(v any) any {
 						if m, ok := v.(map[string]any); ok {
 							delete(metaOf(m), "resourceVersion")
+							delete(metaOf(m), "uid")
 						}
 						return v
 					})
 				}
 			},
-			mustFail: []string{"kube-patch/stale-rv"}},
+			mustFail: []string{"kube-patch/stale-rv", "kube-patch/stale-uid"}},
 		{name: "apply-always-forced",
 			request: func(r *http.Request) {
 				if ctypeOf(r) == ApplyPatch {
