@@ -30,7 +30,8 @@ import (
 
 // Probe is one behaviour of the Kubernetes API. Every behaviour is
 // probed on each resource of the run (ConfigMaps and a custom resource by
-// default), each its own probe named "<family>/<behaviour>@<resource>".
+// default; a CustomOnly one on custom resources only), each its own probe
+// named "<family>/<behaviour>@<resource>".
 type Probe struct {
 	conformance.Info
 	// Run is the scenario; it may branch on k.Custom where built-in and
