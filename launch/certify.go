@@ -85,8 +85,9 @@ func (c *CertifyOptions) phaseTitles() []string {
 // per phase, plus kube-apiserver's build when it is not cached.
 func (c *CertifyOptions) estimate() (time.Duration, string) {
 	// Measured on etcd v3.6.16: probes 5 s, a run's start and judging
-	// 5-30 s, kube-apiserver ready in ~15 s, 90 Kubernetes probes in ~20 s,
-	// their reference as long again.
+	// 5-30 s, kube-apiserver ready in ~15 s, the 128 Kubernetes probes in
+	// ~20 s (14-19 s alone, v1.36.3 over 1 etcd member), their reference
+	// as long again.
 	t := 10*time.Second + (c.Duration + 10*time.Second) + 75*time.Second + (c.Duration + 30*time.Second)
 	if c.Reference == "none" {
 		t -= 35 * time.Second

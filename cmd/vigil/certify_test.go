@@ -72,8 +72,8 @@ func TestCertifyEtcdEndToEnd(t *testing.T) {
 	if !c.Ready || c.Profile != "kubernetes" || len(c.Phases) != launch.CertifyPhases {
 		t.Fatalf("certificate: ready %v, profile %q, %d phases", c.Ready, c.Profile, len(c.Phases))
 	}
-	// 47 probes of the profile; every Kubernetes probe (90); the checks.
-	if phases["etcd-probes"] != 47 || phases["kube-probes"] != 90 || phases["etcd-run"] < 10 || phases["kube-run"] < 3 {
+	// 47 probes of the profile; every Kubernetes probe (128); the checks.
+	if phases["etcd-probes"] != 47 || phases["kube-probes"] != 128 || phases["etcd-run"] < 10 || phases["kube-run"] < 3 {
 		t.Errorf("requirements per phase: %v", phases)
 	}
 	for _, f := range []string{launch.CertifyHTML, "junit.xml", "2-etcd-run/report.html", "4-kube-run/report.html"} {

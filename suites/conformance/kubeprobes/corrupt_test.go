@@ -32,6 +32,10 @@ type corruption struct {
 	// own the broken guarantee; mayFail lean on it. Every other probe
 	// must pass.
 	mustFail, mayFail []string
+	// resources and only, if set, narrow the run (probes of the status
+	// subresource need the custom resource).
+	resources []kube.Resource
+	only      []string
 }
 
 func isWatch(r *http.Request) bool { return r.URL.Query().Get("watch") == "true" }
@@ -155,7 +159,11 @@ func corruptions() []corruption {
 					shiftRV(metaOf(b), -1)
 				}
 			},
-			mustFail: []string{"kube-get/rv-unset", "kube-get/rv-not-older-than"}},
+			mustFail: []string{"kube-get/rv-unset", "kube-get/rv-not-older-than"},
+			// They read an object back and compare its resourceVersion.
+			mayFail: []string{"kube-patch/json-patch", "kube-patch/json-patch-test-fails", "kube-patch/merge", "kube-patch/stale-rv", "kube-patch/stale-uid",
+				"kube-apply/create", "kube-apply/conflict", "kube-finalizer/delete-marks",
+				"kube-dryrun/create", "kube-dryrun/update", "kube-dryrun/patch", "kube-dryrun/delete"}},
 		{name: "list-rv-behind", // a list reports a resourceVersion older than its newest item
 			answer: func(r *http.Request, code *int, b map[string]any) {
 				if !isList(r) || *code != http.StatusOK {
@@ -181,7 +189,7 @@ func corruptions() []corruption {
 					dropQuery("labelSelector")(r)
 				}
 			},
-			mustFail: []string{"kube-list/label-selector"}},
+			mustFail: []string{"kube-list/label-selector", "kube-write/delete-collection"}},
 		{name: "continue-skips-an-item", // a continued page loses its first item
 			answer: func(r *http.Request, code *int, b map[string]any) {
 				if isList(r) && *code == http.StatusOK && r.URL.Query().Get("continue") != "" {
@@ -222,8 +230,9 @@ func corruptions() []corruption {
 			},
 			mustFail: []string{"kube-write/noop-update"}},
 		{name: "watch-drops-deleted",
-			frame:    func(r *http.Request, f map[string]any) bool { return f["type"] != "DELETED" },
-			mustFail: []string{"kube-watch/deleted-rv", "kube-watch/rv-unset", "kube-watch/label-selector", "kube-watch/recreate"}},
+			frame: func(r *http.Request, f map[string]any) bool { return f["type"] != "DELETED" },
+			mustFail: []string{"kube-watch/deleted-rv", "kube-watch/rv-unset", "kube-watch/label-selector", "kube-watch/recreate",
+				"kube-write/delete-collection", "kube-finalizer/remove-deletes"}},
 		{name: "watch-ignores-label-selector",
 			request: func(r *http.Request) {
 				if isWatch(r) {
@@ -255,7 +264,7 @@ func corruptions() []corruption {
 				}
 			}(),
 			mustFail: []string{"kube-watch/from-rv", "kube-watch/ordered", "kube-watch/resume"},
-			mayFail:  []string{"kube-watch/label-selector", "kube-watch/compaction-edge", "kube-watch/field-selector", "kube-watch/bookmarks"}},
+			mayFail:  []string{"kube-watch/label-selector", "kube-watch/compaction-edge", "kube-watch/field-selector", "kube-watch/bookmarks", "kube-finalizer/delete-marks"}},
 		{name: "initial-events-end-missing",
 			frame: func(r *http.Request, f map[string]any) bool {
 				if f["type"] == "BOOKMARK" {
@@ -268,12 +277,183 @@ func corruptions() []corruption {
 	}
 }
 
+// pathCorruptions break the write paths of probes_paths.go.
+func pathCorruptions() []corruption {
+	ctypeOf := func(r *http.Request) string { ct, _ := r.Context().Value(contentTypeKey{}).(string); return ct }
+	isCollection := func(r *http.Request) bool {
+		rest := strings.SplitN(r.URL.Path, "/namespaces/", 2)
+		return len(rest) == 2 && strings.Count(rest[1], "/") == 1
+	}
+	// rewriteBody decodes a request's JSON body, lets f change it, and
+	// sends the result.
+	rewriteBody := func(r *http.Request, f func(v any) any) {
+		if r.Body == nil {
+			return
+		}
+		raw, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		var v any
+		if err == nil && json.Unmarshal(raw, &v) == nil {
+			raw, _ = json.Marshal(f(v))
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		r.ContentLength = int64(len(raw))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+	}
+	isStatus := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/status") }
+	allPatches := []string{"kube-patch/json-patch", "kube-patch/json-patch-test-fails", "kube-patch/merge", "kube-patch/strategic",
+		"kube-patch/stale-rv", "kube-patch/stale-uid", "kube-apply/create", "kube-apply/update", "kube-apply/conflict", "kube-apply/force", "kube-dryrun/patch"}
+	status := []kube.Resource{kube.VigilObjects}
+	return []corruption{
+		{name: "patch-not-applied", // every patch arrives empty
+			request: func(r *http.Request) {
+				switch ctypeOf(r) {
+				case "":
+				case JSONPatch:
+					rewriteBody(r, func(any) any { return []any{} })
+				default:
+					rewriteBody(r, func(any) any { return map[string]any{} })
+				}
+			},
+			mustFail: allPatches},
+		{name: "json-patch-test-dropped",
+			request: func(r *http.Request) {
+				if ctypeOf(r) == JSONPatch {
+					rewriteBody(r, func(v any) any {
+						ops, _ := v.([]any)
+						return slices.DeleteFunc(ops, func(o any) bool { m, _ := o.(map[string]any); return m["op"] == "test" })
+					})
+				}
+			},
+			mustFail: []string{"kube-patch/json-patch-test-fails"}},
+		{name: "patch-ignores-preconditions", // a patch's resourceVersion and uid dropped
+			request: func(r *http.Request) {
+				if ctypeOf(r) == MergePatch {
+					rewriteBody(r, func(v any) any {
+						if m, ok := v.(map[string]any); ok {
+							delete(metaOf(m), "resourceVersion")
+							delete(metaOf(m), "uid")
+						}
+						return v
+					})
+				}
+			},
+			mustFail: []string{"kube-patch/stale-rv", "kube-patch/stale-uid"}},
+		{name: "apply-always-forced",
+			request: func(r *http.Request) {
+				if ctypeOf(r) == ApplyPatch {
+					q := r.URL.Query()
+					q.Set("force", "true")
+					r.URL.RawQuery = q.Encode()
+				}
+			},
+			mustFail: []string{"kube-apply/conflict", "kube-apply/force"}},
+		{name: "apply-conflict-without-fields",
+			answer: func(r *http.Request, code *int, b map[string]any) {
+				if *code == http.StatusConflict {
+					if d, ok := b["details"].(map[string]any); ok {
+						delete(d, "causes")
+					}
+				}
+			},
+			mustFail: []string{"kube-apply/conflict", "kube-apply/force"}},
+		{name: "delete-collection-ignores-selector",
+			request: func(r *http.Request) {
+				if r.Method == http.MethodDelete && isCollection(r) {
+					dropQuery("labelSelector")(r)
+				}
+			},
+			mustFail: []string{"kube-write/delete-collection"}},
+		{name: "collection-deletes-share-rv", // every DELETED of a watch at the first one's resourceVersion
+			frame: func() func(r *http.Request, f map[string]any) bool {
+				var mu sync.Mutex
+				first := map[*http.Request]any{}
+				return func(r *http.Request, f map[string]any) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					if f["type"] != "DELETED" {
+						return true
+					}
+					meta := metaOf(f["object"].(map[string]any))
+					if rv, ok := first[r]; ok {
+						meta["resourceVersion"] = rv
+					} else {
+						first[r] = meta["resourceVersion"]
+					}
+					return true
+				}
+			}(),
+			mustFail: []string{"kube-write/delete-collection"}},
+		{name: "finalizers-dropped",
+			request: func(r *http.Request) {
+				if r.Method == http.MethodPost || r.Method == http.MethodPut {
+					rewriteBody(r, func(v any) any {
+						if m, ok := v.(map[string]any); ok {
+							delete(metaOf(m), "finalizers")
+						}
+						return v
+					})
+				}
+			},
+			mustFail: []string{"kube-finalizer/delete-marks", "kube-finalizer/remove-deletes"}},
+		{name: "deletion-mark-not-watched", // the MODIFIED that marks a deletion is not delivered
+			frame: func(r *http.Request, f map[string]any) bool {
+				o, _ := f["object"].(map[string]any)
+				return f["type"] != "MODIFIED" || metaOf(o)["deletionTimestamp"] == nil
+			},
+			mustFail: []string{"kube-finalizer/delete-marks"}},
+		{name: "dry-run-dropped",
+			request:  dropQuery("dryRun"),
+			mustFail: []string{"kube-dryrun/create", "kube-dryrun/update", "kube-dryrun/patch", "kube-dryrun/delete"}},
+		{name: "generate-name-fixed", // the server makes the same name every time
+			request: func(r *http.Request) {
+				if r.Method == http.MethodPost {
+					rewriteBody(r, func(v any) any {
+						if m, ok := v.(map[string]any); ok {
+							if g := str(metaOf(m)["generateName"]); g != "" {
+								metaOf(m)["name"] = g + "fixed"
+							}
+						}
+						return v
+					})
+				}
+			},
+			mustFail: []string{"kube-write/generate-name"}},
+		{name: "status-write-to-object", // the status subresource written as the object
+			request: func(r *http.Request) {
+				if isStatus(r) {
+					r.URL.Path = strings.TrimSuffix(r.URL.Path, "/status")
+				}
+			},
+			resources: status, only: []string{"kube-status/"},
+			mustFail: []string{"kube-status/status-write", "kube-status/data-write"}},
+		{name: "generation-moves-with-status",
+			answer: func(r *http.Request, code *int, b map[string]any) {
+				if isStatus(r) && *code == http.StatusOK {
+					if g, ok := metaOf(b)["generation"].(float64); ok {
+						metaOf(b)["generation"] = g + 1
+					}
+				}
+			},
+			resources: status, only: []string{"kube-status/"},
+			mustFail: []string{"kube-status/status-write"}},
+		{name: "object-write-loses-status",
+			answer: func(r *http.Request, code *int, b map[string]any) {
+				if r.Method == http.MethodPut && !isStatus(r) && *code == http.StatusOK {
+					delete(b, "status")
+				}
+			},
+			resources: status, only: []string{"kube-status/"},
+			mustFail: []string{"kube-status/data-write"}},
+	}
+}
+
 // Every Kubernetes probe family is shown to fail: each corruption of a
 // real kube-apiserver's answers fails the probes that own the broken
 // guarantee, and no probe outside its list.
 func TestKubeProbesFailOnCorruptAnswers(t *testing.T) {
 	base := startKube(t, true)
-	cs := corruptions()
+	cs := append(corruptions(), pathCorruptions()...)
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	for _, c := range cs {
@@ -287,6 +467,9 @@ func TestKubeProbesFailOnCorruptAnswers(t *testing.T) {
 			// ConfigMaps only: the custom resource runs the same code in
 			// the probes, and the test stays short.
 			cfg.Resources = []kube.Resource{kube.ConfigMaps}
+			if c.resources != nil {
+				cfg.Resources, cfg.Only = c.resources, c.only
+			}
 			res, err := Run(context.Background(), cfg, Probes())
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)

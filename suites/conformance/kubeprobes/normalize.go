@@ -23,6 +23,9 @@ type normalizer struct {
 	ns     string
 	rvs    []int64 // the object RVs of the transcript, sorted
 	tokens conformance.Tokens
+	// generated are the names the server made up from a generateName,
+	// each with its token, longest first.
+	generated [][2]string
 }
 
 func newNormalizer(ns string, steps []rawStep) *normalizer {
@@ -33,6 +36,10 @@ func newNormalizer(ns string, steps []rawStep) *normalizer {
 		switch x := v.(type) {
 		case map[string]any:
 			if meta, ok := x["metadata"].(map[string]any); ok {
+				gen, _ := meta["generateName"].(string)
+				if name, _ := meta["name"].(string); gen != "" && strings.HasPrefix(name, gen) && len(name) > len(gen) && !slices.ContainsFunc(n.generated, func(g [2]string) bool { return g[0] == name }) {
+					n.generated = append(n.generated, [2]string{name, n.tokens.Token("generated-name", name)})
+				}
 				if _, named := meta["name"]; named {
 					if rv, ok := meta["resourceVersion"].(string); ok {
 						if r, err := strconv.ParseInt(rv, 10, 64); err == nil {
@@ -59,6 +66,7 @@ func newNormalizer(ns string, steps []rawStep) *normalizer {
 	for r := range seen {
 		n.rvs = append(n.rvs, r)
 	}
+	slices.SortFunc(n.generated, func(a, b [2]string) int { return len(b[0]) - len(a[0]) })
 	slices.Sort(n.rvs)
 	return n
 }
@@ -139,9 +147,17 @@ func (n *normalizer) walk(field string, v any) any {
 				return "{ns}"
 			}
 		}
-		return strings.ReplaceAll(x, n.ns, "{ns}")
+		return n.names(strings.ReplaceAll(x, n.ns, "{ns}"))
 	}
 	return v
+}
+
+// names writes the names the server generated as their tokens.
+func (n *normalizer) names(s string) string {
+	for _, g := range n.generated {
+		s = strings.ReplaceAll(s, g[0], g[1])
+	}
+	return s
 }
 
 func (n *normalizer) json(v any) json.RawMessage {
@@ -156,6 +172,9 @@ func (n *normalizer) step(s rawStep) conformance.Step {
 	out := conformance.Step{Call: s.call}
 	if s.method != "" {
 		req := map[string]any{"method": s.method, "path": strings.ReplaceAll(s.path, n.ns, "{ns}")}
+		if s.ctype != "" {
+			req["contentType"] = s.ctype
+		}
 		if len(s.query) > 0 {
 			q := map[string]any{}
 			for k, v := range s.query {

@@ -19,7 +19,8 @@ import (
 // why.
 func Probes() []Probe {
 	var out []Probe
-	for _, family := range [][]Probe{getProbes(), listProbes(), writeProbes(), watchProbes()} {
+	for _, family := range [][]Probe{getProbes(), listProbes(), writeProbes(), watchProbes(),
+		collectionProbes(), patchProbes(), applyProbes(), finalizerProbes(), dryRunProbes(), statusProbes()} {
 		out = append(out, family...)
 	}
 	return out

@@ -25,6 +25,7 @@ type reproStep struct {
 	Path   string            `json:"path,omitempty"`
 	Query  map[string]string `json:"query,omitempty"`
 	Body   json.RawMessage   `json:"body,omitempty"`
+	CType  string            `json:"ctype,omitempty"`
 	Code   int               `json:"code,omitempty"`
 	Got    json.RawMessage   `json:"got,omitempty"`
 	Note   string            `json:"note,omitempty"`
@@ -40,7 +41,7 @@ type reproStep struct {
 func (d *reproData) reproduction(r conformance.Result) string {
 	var steps []reproStep
 	for _, s := range d.steps {
-		st := reproStep{Call: s.call, Method: s.method, Path: s.path, Code: s.code, Note: s.note}
+		st := reproStep{Call: s.call, Method: s.method, Path: s.path, CType: s.ctype, Code: s.code, Note: s.note}
 		if len(s.query) > 0 {
 			st.Query = map[string]string{}
 			for k, v := range s.query {
@@ -109,6 +110,7 @@ type step struct {
 	Path   string            ` + "`json:\"path\"`" + `
 	Query  map[string]string ` + "`json:\"query\"`" + `
 	Body   json.RawMessage   ` + "`json:\"body\"`" + `
+	CType  string            ` + "`json:\"ctype\"`" + `
 	Code   int               ` + "`json:\"code\"`" + `
 	Got    json.RawMessage   ` + "`json:\"got\"`" + `
 	Note   string            ` + "`json:\"note\"`" + `
@@ -124,6 +126,7 @@ var (
 	server  string
 	token   string
 	learned = map[string]string{} // the probe's value -> this server's
+	names   = map[string]string{} // the probe's generated names -> this server's
 )
 
 func main() {
@@ -204,7 +207,7 @@ func main() {
 				fmt.Printf("\n#%d %s: nothing within 10 s; the probe got: %s\n", i+1, s.Call, s.Got)
 			}
 		default:
-			fmt.Printf("\n#%d %s %s %s\n", i+1, s.Call, s.Method, subst(s.Path))
+			fmt.Printf("\n#%d %s %s %s\n", i+1, s.Call, s.Method, substPath(s.Path))
 			resp, err := send(s)
 			if err != nil {
 				fmt.Println("   no answer:", err)
@@ -231,17 +234,17 @@ func send(s step) (*http.Response, error) {
 		json.Unmarshal(s.Body, &v)
 		body, _ = json.Marshal(substAll(v))
 	}
-	return request(s.Method, subst(s.Path), q, body)
+	return request(s.Method, substPath(s.Path), q, body, s.CType)
 }
 
 func do(method, path string, q url.Values, body []byte) {
-	if resp, err := request(method, path, q, body); err == nil {
+	if resp, err := request(method, path, q, body, ""); err == nil {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
 }
 
-func request(method, path string, q url.Values, body []byte) (*http.Response, error) {
+func request(method, path string, q url.Values, body []byte, ctype string) (*http.Response, error) {
 	u := strings.TrimSuffix(server, "/") + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -252,7 +255,10 @@ func request(method, path string, q url.Values, body []byte) (*http.Response, er
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		if ctype == "" {
+			ctype = "application/json"
+		}
+		req.Header.Set("Content-Type", ctype)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -265,6 +271,19 @@ func subst(s string) string {
 		return v
 	}
 	return strings.ReplaceAll(s, probeNS, learned[probeNS])
+}
+
+// substPath is a path with the learned namespace and the names this
+// server generated (from a generateName) in place of the probe's.
+func substPath(p string) string {
+	p = subst(p)
+	parts := strings.Split(p, "/")
+	for i, e := range parts {
+		if v, ok := names[e]; ok {
+			parts[i] = v
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 func substAll(v any) any {
@@ -313,6 +332,10 @@ func walk(key string, a, b any) {
 			return
 		}
 		switch key {
+		case "name":
+			if x != y {
+				names[x] = y
+			}
 		case "resourceVersion", "uid", "continue":
 			if _, seen := learned[x]; !seen {
 				learned[x] = y

@@ -15,12 +15,13 @@ import (
 // learned, the watch delivers the same events.
 func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 	cfg := startKube(t, true)
-	cfg.Only = []string{"kube-write/delete-precondition-rv@configmaps", "kube-watch/label-selector@configmaps", "kube-list/paging@vigilobjects"}
+	cfg.Only = []string{"kube-write/delete-precondition-rv@configmaps", "kube-watch/label-selector@configmaps", "kube-list/paging@vigilobjects",
+		"kube-apply/conflict@configmaps", "kube-write/generate-name@configmaps"}
 	res, err := Run(context.Background(), cfg, Probes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 3 {
+	if len(res) != 5 {
 		t.Fatalf("%d results", len(res))
 	}
 	for _, r := range res {
@@ -37,7 +38,13 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 			"kube-write/delete-precondition-rv@configmaps": {"-> HTTP 409", "DELETE /api/v1/namespaces/vigil-repro-", "-> HTTP 200 {\"kind\":\"Status\""},
 			"kube-watch/label-selector@configmaps":         {`"type":"ADDED"`, `"type":"DELETED"`, `"type":"MODIFIED"`},
 			"kube-list/paging@vigilobjects":                {`"remainingItemCount":3`, `"remainingItemCount":1`},
+			// Sent as an apply (its content type), refused naming the field.
+			"kube-apply/conflict@configmaps": {"-> HTTP 201", "-> HTTP 409", `"reason":"FieldManagerConflict"`},
 		}[r.Name]
+		// The get of the generated name reads this server's name.
+		if strings.Contains(r.Name, "generate-name") && strings.Contains(text, "-> HTTP 404") {
+			t.Errorf("%s: the replay did not learn the generated name:\n%s", r.Name, text)
+		}
 		for _, w := range want {
 			if !strings.Contains(text, w) {
 				t.Errorf("%s: the replay lacks %q:\n%s", r.Name, w, text)
@@ -46,5 +53,18 @@ func TestKubeReproductionBuildsAndReplays(t *testing.T) {
 		if strings.Contains(text, "no answer") || strings.Contains(text, "nothing within") {
 			t.Errorf("%s: the replay lost a step:\n%s", r.Name, text)
 		}
+	}
+}
+
+// The status subresource's probes run on the custom resource only:
+// ConfigMaps have no status subresource, and a probe skipped there would
+// leave certify's requirement unknown.
+func TestStatusProbesOnlyOnTheCustomResource(t *testing.T) {
+	names := map[string]bool{}
+	for _, i := range Infos(nil) {
+		names[i.Name] = true
+	}
+	if !names["kube-status/status-write@vigilobjects"] || names["kube-status/status-write@configmaps"] || !names["kube-patch/merge@configmaps"] {
+		t.Errorf("probes: %v", names)
 	}
 }

@@ -54,9 +54,20 @@ type KObj struct {
 		Continue           string            `json:"continue"`
 		RemainingItemCount *int64            `json:"remainingItemCount"`
 		CreationTimestamp  string            `json:"creationTimestamp"`
+		GenerateName       string            `json:"generateName"`
+		Finalizers         []string          `json:"finalizers"`
+		DeletionTimestamp  string            `json:"deletionTimestamp"`
+		Generation         int64             `json:"generation"`
+		ManagedFields      []struct {
+			Manager   string `json:"manager"`
+			Operation string `json:"operation"`
+		} `json:"managedFields"`
 	} `json:"metadata"`
 	Data  map[string]string `json:"data"`
 	Items []KObj            `json:"items"`
+	// StatusField is an object's status (a map of strings on the custom
+	// resource) or a Status's status ("Failure"): raw, see ObjStatus.
+	StatusField json.RawMessage `json:"status"`
 	// A Status's fields.
 	Code    int    `json:"code"`
 	Reason  string `json:"reason"`
@@ -64,6 +75,7 @@ type KObj struct {
 	Details *struct {
 		Causes []struct {
 			Reason string `json:"reason"`
+			Field  string `json:"field"`
 		} `json:"causes"`
 	} `json:"details"`
 }
@@ -89,6 +101,34 @@ func (o KObj) Causes() []string {
 	if o.Details != nil {
 		for _, c := range o.Details.Causes {
 			out = append(out, c.Reason)
+		}
+	}
+	return out
+}
+
+// ObjStatus is an object's status map (nil when it has none).
+func (o KObj) ObjStatus() map[string]string {
+	var m map[string]string
+	_ = json.Unmarshal(o.StatusField, &m)
+	return m
+}
+
+// Managers lists the field managers of the object's managedFields, in
+// order.
+func (o KObj) Managers() []string {
+	out := []string{}
+	for _, m := range o.Metadata.ManagedFields {
+		out = append(out, m.Manager+":"+m.Operation)
+	}
+	return out
+}
+
+// CauseFields lists a Status's causes as "reason field".
+func (o KObj) CauseFields() []string {
+	var out []string
+	if o.Details != nil {
+		for _, c := range o.Details.Causes {
+			out = append(out, c.Reason+" "+c.Field)
 		}
 	}
 	return out
@@ -141,11 +181,45 @@ func apiVersionOf(r kube.Resource) string {
 // Call sends one recorded request on the probe's collection: name "" is
 // the collection itself. It fails the probe only if no answer came.
 func (k *K) Call(verb, method, name string, q url.Values, body any) KResp {
+	return k.Send(Req{Verb: verb, Method: method, Name: name, Query: q, Body: body})
+}
+
+// Req is one request of a probe, for the verbs Call does not cover: a
+// patch (its content type), a subresource.
+type Req struct {
+	Verb, Method, Name string
+	// Sub is a subresource ("status"), after the name.
+	Sub   string
+	Query url.Values
+	Body  any
+	// ContentType, if set, replaces application/json (a patch's type).
+	ContentType string
+}
+
+// Patch content types, as the API server takes them.
+const (
+	JSONPatch      = "application/json-patch+json"
+	MergePatch     = "application/merge-patch+json"
+	StrategicPatch = "application/strategic-merge-patch+json"
+	ApplyPatch     = "application/apply-patch+yaml"
+)
+
+// Send sends one recorded request; it fails the probe only if no answer
+// came.
+func (k *K) Send(rq Req) KResp {
+	verb, method, q, body := rq.Verb, rq.Method, rq.Query, rq.Body
 	path := k.Res.CollectionPath(k.NS)
-	if name != "" {
-		path += "/" + url.PathEscape(name)
+	if rq.Name != "" {
+		path += "/" + url.PathEscape(rq.Name)
 	}
-	resp, err := k.c.Raw(k.Ctx, method, path, q, body)
+	if rq.Sub != "" {
+		path += "/" + rq.Sub
+	}
+	ctx := k.Ctx
+	if rq.ContentType != "" {
+		ctx = context.WithValue(ctx, contentTypeKey{}, rq.ContentType)
+	}
+	resp, err := k.c.Raw(ctx, method, path, q, body)
 	k.Expect(err).NotTo(gomega.HaveOccurred(), "%s %s: no answer", method, path)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -155,8 +229,38 @@ func (k *K) Call(verb, method, name string, q url.Values, body any) KResp {
 	if json.Unmarshal(raw, &out.KObj) != nil {
 		out.Reason = "undecodable answer: " + trimTo(string(raw), 200)
 	}
-	k.rec.add(rawStep{call: verb, method: method, path: path, query: q, body: body, code: resp.StatusCode, answer: raw})
+	k.rec.add(rawStep{call: verb, method: method, path: path, query: q, body: body, ctype: rq.ContentType, code: resp.StatusCode, answer: raw})
 	return out
+}
+
+// Patch sends a patch of type ctype to name (sub: a subresource, or "").
+func (k *K) Patch(name, sub, ctype string, q url.Values, body any) KResp {
+	return k.Send(Req{Verb: "PATCH", Method: http.MethodPatch, Name: name, Sub: sub, Query: q, Body: body, ContentType: ctype})
+}
+
+// Apply sends a server-side apply of obj to name as manager (force: take
+// the fields other managers own).
+func (k *K) Apply(name, manager string, force bool, obj map[string]any) KResp {
+	q := Q("fieldManager", manager)
+	if force {
+		q.Set("force", "true")
+	}
+	return k.Send(Req{Verb: "APPLY", Method: http.MethodPatch, Name: name, Query: q, Body: obj, ContentType: ApplyPatch})
+}
+
+// contentTypeKey carries a request's content type to the probe's
+// transport (kube.Client.Raw sends application/json).
+type contentTypeKey struct{}
+
+// contentTyped sets the Content-Type a probe asked for on the way out.
+type contentTyped struct{ next http.RoundTripper }
+
+func (t contentTyped) RoundTrip(r *http.Request) (*http.Response, error) {
+	if ct, ok := r.Context().Value(contentTypeKey{}).(string); ok && r.Body != nil {
+		r = r.Clone(r.Context())
+		r.Header.Set("Content-Type", ct)
+	}
+	return t.next.RoundTrip(r)
 }
 
 // Create creates name and expects 201; it returns the created object.
@@ -222,6 +326,7 @@ type rawStep struct {
 	method, path string
 	query        url.Values
 	body         any
+	ctype        string // the Content-Type, if not application/json
 	code         int
 	answer       []byte
 	event        string // a watch frame's type

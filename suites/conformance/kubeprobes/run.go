@@ -30,13 +30,20 @@ import (
 
 // Probe is one behaviour of the Kubernetes API. Every behaviour is
 // probed on each resource of the run (ConfigMaps and a custom resource by
-// default), each its own probe named "<family>/<behaviour>@<resource>".
+// default; a CustomOnly one on custom resources only), each its own probe
+// named "<family>/<behaviour>@<resource>".
 type Probe struct {
 	conformance.Info
 	// Run is the scenario; it may branch on k.Custom where built-in and
 	// custom resources legitimately differ.
 	Run func(k *K)
+	// CustomOnly probes run on custom resources only (the status
+	// subresource, which ConfigMaps do not have).
+	CustomOnly bool
 }
+
+// on reports whether the probe runs on resource r.
+func (p Probe) on(r kube.Resource) bool { return !p.CustomOnly || r.Group != "" }
 
 // Config says where the Kubernetes probes go.
 type Config struct {
@@ -75,6 +82,9 @@ func Infos(resources []kube.Resource) []conformance.Info {
 	var out []conformance.Info
 	for _, p := range Probes() {
 		for _, r := range resources {
+			if !p.on(r) {
+				continue
+			}
 			info := p.Info
 			info.Name = probeName(p.Name, r)
 			out = append(out, info)
@@ -115,7 +125,7 @@ func Run(ctx context.Context, cfg Config, probes []Probe) ([]conformance.Result,
 	for _, r := range cfg.Resources {
 		want := false
 		for _, p := range probes {
-			want = want || conformance.Selected(probeName(p.Name, r), cfg.Only)
+			want = want || p.on(r) && conformance.Selected(probeName(p.Name, r), cfg.Only)
 		}
 		if !want {
 			continue
@@ -135,7 +145,7 @@ func Run(ctx context.Context, cfg Config, probes []Probe) ([]conformance.Result,
 		}
 		for i, p := range probes {
 			name := probeName(p.Name, r)
-			if !conformance.Selected(name, cfg.Only) {
+			if !p.on(r) || !conformance.Selected(name, cfg.Only) {
 				continue
 			}
 			ns := fmt.Sprintf("%s-%s-%d", run, strings.ToLower(r.Kind), i)
@@ -169,6 +179,7 @@ func runProbe(ctx context.Context, cfg Config, admin *kube.Client, pr Probe, r k
 		return res
 	}
 	defer c.Close()
+	c.WrapTransport(func(rt http.RoundTripper) http.RoundTripper { return contentTyped{rt} })
 	if cfg.Wrap != nil {
 		c.WrapTransport(cfg.Wrap)
 	}
