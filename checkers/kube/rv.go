@@ -58,7 +58,8 @@ func CheckRVFormat(h *history.History, cfg check.Config) check.Result {
 				checkRV(it.ResourceVersion, func() string { return fmt.Sprintf("%s: item %s", model.OpText(o), it.Name) }, about(it.Name))
 			}
 		}
-		if o.Request.Verb == history.KubeUpdate && !dry && o.Request.Object != nil && r.Object != nil {
+		// A purge answers the RV of the state it replaced (PurgedBy).
+		if o.Request.Verb == history.KubeUpdate && !dry && !model.PurgedBy(o) && o.Request.Object != nil && r.Object != nil {
 			p, okP := facts.ParseRV(o.Request.Object.ResourceVersion)
 			n, okN := facts.ParseRV(r.Object.ResourceVersion)
 			if okP && okN && n <= p {

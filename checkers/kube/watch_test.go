@@ -28,6 +28,16 @@ func TestKubeRVFormat(t *testing.T) {
 				b.Create(1, 0, 10, histbuild.A10)
 				b.Update(1, 40, 50, 10, histbuild.KobjOf("a", "v:a2", 9, "g=a"))
 			}},
+		{Name: "kube/rv-format - an update that purges answers the RV it replaced - pass", Want: check.Pass,
+			Build: func(b *histbuild.KubeBuilder) {
+				fin := []string{"vigil.dev/hold"}
+				b.Create(1, 0, 10, cr("a", "v:a1", "", 10, 1, fin))
+				marked := terminating(cr("a", "v:a1", "", 15, 2, fin))
+				b.Op(1, 20, 30, history.KubeRequest{Verb: history.KubeDelete, Name: "a"}, &history.KubeResponse{Code: 200, Object: &marked}, nil, "")
+				req := cr("a", "v:a2", "", 15, 2, nil)
+				answer := terminating(cr("a", "v:a2", "", 15, 3, nil))
+				b.Op(1, 40, 50, history.KubeRequest{Verb: history.KubeUpdate, Name: "a", Object: &req}, &history.KubeResponse{Code: 200, Object: &answer}, nil, "")
+			}},
 		{Name: "kube/rv-format - nothing recorded - skipped", Want: check.Skipped, Build: func(b *histbuild.KubeBuilder) {}},
 	})
 }

@@ -307,6 +307,9 @@ func (c *Client) request(ctx context.Context, req history.KubeRequest) (*http.Re
 				ResourceVersion string `json:"resourceVersion,omitempty"`
 				UID             string `json:"uid,omitempty"`
 			}{req.PreconditionRV, req.PreconditionUID}
+			if req.DryRun {
+				opts.DryRun = []string{"All"}
+			}
 			body = opts
 		}
 	case history.KubeDeleteCollection:

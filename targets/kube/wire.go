@@ -91,6 +91,10 @@ type deleteOptions struct {
 		ResourceVersion string `json:"resourceVersion,omitempty"`
 		UID             string `json:"uid,omitempty"`
 	} `json:"preconditions,omitempty"`
+	// DryRun: kube-apiserver reads a DELETE's options from its body when
+	// it has one, and then ignores the query's dryRun (handlers/delete.go):
+	// a body's dry run must say so itself.
+	DryRun []string `json:"dryRun,omitempty"`
 }
 
 // ValueKey is the data key that carries an object's unique value.
