@@ -108,6 +108,19 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 		name := names[rng.IntN(len(names))]
 		s := state[name]
 		lost := rng.IntN(100) < cfg.UnknownPct
+		// settle commits a write the server answered; one whose answer was
+		// lost it commits or not (its outcome is unknown), and says so.
+		settle := func(name string, next kgenState, del, create bool) bool {
+			if lost {
+				o.Error = "timeout"
+				if rng.IntN(2) == 0 {
+					commit(name, next, del, create)
+				}
+				return false
+			}
+			commit(name, next, del, create)
+			return true
+		}
 		seq++
 		labels := map[string]string{"g": []string{"a", "b"}[rng.IntN(2)]}
 		wp := -1
@@ -124,14 +137,9 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 				break
 			}
 			next := kgenState{exists: true, obj: history.Object{Name: name, UID: s.obj.UID, Value: val, Labels: s.obj.Labels}}
-			if lost {
-				o.Error = "timeout"
-				if rng.IntN(2) == 0 {
-					commit(name, next, false, false)
-				}
+			if !settle(name, next, false, false) {
 				break
 			}
-			commit(name, next, false, false)
 			obj := state[name].obj
 			o.Response = &history.KubeResponse{Code: 200, Object: &obj}
 		case p < 30 && wp == 2: // a dry-run update: answered, never stored
@@ -150,14 +158,9 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 				break
 			}
 			listed := s.obj
-			if lost {
-				o.Error = "timeout"
-				if rng.IntN(2) == 0 {
-					commit(name, kgenState{}, true, false)
-				}
+			if !settle(name, kgenState{}, true, false) {
 				break
 			}
-			commit(name, kgenState{}, true, false)
 			o.Response = &history.KubeResponse{Code: 200, Items: []history.Object{listed}}
 		case p < 30: // update from the current RV (a tenth of them stale)
 			body := history.Object{Name: name, Value: fmt.Sprintf("val:%d", seq), Labels: labels}
@@ -174,14 +177,9 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 				break
 			}
 			next := kgenState{exists: true, obj: history.Object{Name: name, UID: s.obj.UID, Value: body.Value, Labels: labels}}
-			if lost {
-				o.Error = "timeout"
-				if rng.IntN(2) == 0 {
-					commit(name, next, false, false)
-				}
+			if !settle(name, next, false, false) {
 				break
 			}
-			commit(name, next, false, false)
 			obj := state[name].obj
 			o.Response = &history.KubeResponse{Code: 200, Object: &obj}
 		case p < 42: // create
@@ -192,14 +190,9 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 				break
 			}
 			next := kgenState{exists: true, obj: history.Object{Name: name, UID: fmt.Sprintf("uid-%d", seq), Value: body.Value, Labels: labels}}
-			if lost {
-				o.Error = "timeout"
-				if rng.IntN(2) == 0 {
-					commit(name, next, false, true)
-				}
+			if !settle(name, next, false, true) {
 				break
 			}
-			commit(name, next, false, true)
 			obj := state[name].obj
 			o.Response = &history.KubeResponse{Code: 201, Object: &obj}
 		case p < 52: // delete with the current RV
@@ -209,14 +202,9 @@ func GenKubeHistory(cfg KgenConfig) *history.History {
 				break
 			}
 			o.Request.PreconditionRV = s.obj.ResourceVersion
-			if lost {
-				o.Error = "timeout"
-				if rng.IntN(2) == 0 {
-					commit(name, kgenState{}, true, false)
-				}
+			if !settle(name, kgenState{}, true, false) {
 				break
 			}
-			commit(name, kgenState{}, true, false)
 			o.Response = &history.KubeResponse{Code: 200}
 		case p < 80: // consistent get
 			o.Request = history.KubeRequest{Verb: history.KubeGet, Name: name}
