@@ -378,7 +378,7 @@ func fromRVComplete(m *model.Model, kw *model.Watch, col *check.Collector) (expe
 		}
 		e := &w.Events[i]
 		switch {
-		case kw.Sel == nil && e.Type != typ:
+		case kw.Sel == nil && !model.TypeFits(e.Type, typ):
 			what := "wrong type"
 			if e.Type == history.KubeAdded {
 				what = "a synthetic ADDED"

@@ -273,6 +273,26 @@ func TestKubeWritePathsInTheModel(t *testing.T) {
 		{Name: "kube/watch-from-rv - MODIFIED for the mark, DELETED once the last finalizer is gone - pass", Want: check.Pass, Build: purge(true)},
 		{Name: "kube/watch-from-rv - no DELETED after the last finalizer was removed - fail", Want: check.Fail, Watch: 1, Rev: 16,
 			Msg: "missed the deletion of a by patch operation 3", Build: purge(false)},
+		// Measured (seed 5, 2 API servers): a delete answered with a
+		// Status, an update of unknown outcome, then an apply answered 201.
+		// The apply created the object: its ADDED is owed, not synthetic.
+		{Name: "kube/watch-from-rv - an apply answered 201 after an unsettled history, ADDED - pass", Want: check.Pass,
+			Build: func(b *histbuild.KubeBuilder) {
+				a10 := cr("a", "v:a1", "", 10, 0, nil)
+				createObj(b, 1, 0, 10, a10, "")
+				b.Op(1, 20, 30, history.KubeRequest{Verb: history.KubeDelete, Name: "a"}, &history.KubeResponse{Code: 200}, nil, "")
+				up := cr("a", "v:a2", "", 10, 0, nil)
+				b.Op(2, 32, 34, history.KubeRequest{Verb: history.KubeUpdate, Name: "a", Object: &up}, nil, nil, "timeout")
+				got := cr("a", "v:a3", "", 20, 0, nil)
+				b.Op(3, 40, 50, history.KubeRequest{Verb: history.KubePatch, Name: "a", PatchType: history.PatchApply, FieldManager: "m",
+					Patch: `{"data":{"value":"v:a3"}}`, Object: &history.Object{Name: "a", Value: "v:a3"}}, &history.KubeResponse{Code: 201, Object: &got}, nil, "")
+				b.Watch(1, 5, 1, history.KubeWatchRequest{ResourceVersion: "9"})
+				b.Ev(1, 11, history.KubeAdded, a10)
+				b.Ev(1, 31, history.KubeDeleted, cr("a", "v:a1", "", 15, 0, nil))
+				b.Ev(1, 51, history.KubeAdded, got)
+				b.Bookmark(1, 90, 20, false)
+				b.End(1, 100, history.EndClient, nil)
+			}},
 		{Name: "kube/watch-from-rv - each object of a delete-collection DELETED - pass", Want: check.Pass, Build: deleteCollection(16)},
 		{Name: "kube/watch-from-rv - a delete-collection's DELETED dropped - fail", Want: check.Fail, Watch: 1, Key: "b",
 			Msg: "missed the deletion of b by deletecollection operation 3", Build: deleteCollection(0)},

@@ -1173,7 +1173,8 @@ func (m *Model) Expected(c *Change, sel *LabelSelector) (typ string, sure bool) 
 		switch {
 		case c.Del:
 			return history.KubeDeleted, true
-		case c.Write.Verb == history.KubeCreate:
+		case c.Write.Verb == history.KubeCreate, IsApply(c.Write.Op) && c.Write.Op.Response != nil && c.Write.Op.Response.Code == 201:
+			// An apply answered 201 Created says it found no object.
 			return history.KubeAdded, true
 		case IsApply(c.Write.Op) && !c.Obj.At(c.Rv-1).Exists():
 			// An apply that found no object created it. (Where the
