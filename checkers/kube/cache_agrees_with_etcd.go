@@ -193,7 +193,7 @@ func checkCacheAgreesWithEtcd(h *history.History, buildModel func() *model.Model
 			continue // a dry run's answer was never stored; a delete-collection's items are deletions
 		}
 		if ob := o.Response.Object; ob != nil && o.Request.Verb != history.KubeDelete &&
-			!model.PurgedBy(o) { // a purge answers the deleted state
+			!model.PurgedBy(o) { // a purge's answer was never stored
 			served(ob.Name, model.ObjRV(ob), ob.Value, history.KubeAdded+"|"+history.KubeModified, false, v)
 		}
 		for j := range o.Response.Items {

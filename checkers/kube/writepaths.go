@@ -109,7 +109,8 @@ func answer(w *model.Write) *history.Object {
 }
 
 // patchLands: what a patch or status write set is in its answer. A
-// purge's answer is the deleted state, which its change never reached.
+// purge is left out: its answer (the write's state at the RV it replaced)
+// was never stored.
 func (j *wpJudge) patchLands(w *model.Write) {
 	o := w.Op
 	if w.Verb != history.KubePatch && !model.IsStatusWrite(o) || w.Del || o.Request.Object == nil {
