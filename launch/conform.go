@@ -391,12 +391,9 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 	// The productions the target refuses, asked of it before its grammar
 	// sequences run (the target runs first): neither server is sent them.
 	var refused map[string]string
-	sides := 0 // the target's probes are made first, then the reference's
-	probesAt := func(eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) probed {
+	probesAt := func(isTarget bool, eps []string, sec fixtures.Security, fresh func(context.Context, string) ([]string, error)) probed {
 		gs := conformance.GrammarProbes(o.Seed, o.Grammar, o.GrammarLength, run)
 		gs.Refused = func() map[string]string { return refused }
-		isTarget := sides == 0
-		sides++
 		return probed{grammar: gs,
 			run: func(ctx context.Context) ([]conformance.Result, error) {
 				probes := conformance.EtcdProbes()
@@ -454,7 +451,7 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 			return eps, nil
 		}
 	}
-	at := probesAt(eps, resolved, fresh)
+	at := probesAt(true, eps, resolved, fresh)
 	target.run, target.probes, target.grammar = at.run, at.probes, at.grammar
 	if reference == "none" {
 		return target, nil, nil
@@ -488,7 +485,7 @@ func (o *ConformOptions) etcdServers(ctx context.Context, only []string) (probed
 		if err := startFixture(ctx, ref, 60*time.Second); err != nil {
 			return probed{}, fmt.Errorf("starting the reference etcd %s (--reference none skips it): %w", used, err)
 		}
-		at := probesAt(ref.Endpoints(), fixtures.Security{}, nil)
+		at := probesAt(false, ref.Endpoints(), fixtures.Security{}, nil)
 		at.name, at.stop = name, func() { ref.Stop() }
 		return at, nil
 	}, nil

@@ -62,20 +62,12 @@ func dryRunSeen(h *history.History, s site) string {
 	return fmt.Sprintf("kube operation %d: get of %s shows value %q, which only dry run %d wrote", g.ID, obj.Name, obj.Value, d.ID)
 }
 
-// labelKeepingPatches are acknowledged JSON or merge patches of the object
-// (not its status) that set no labels, whose answer has labels.
+// labelKeepingPatches are acknowledged patches of the object's data (not
+// applies) that set no labels, whose answer has labels.
 func labelKeepingPatches(h *history.History) []site {
-	var out []site
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		r := o.Request
-		if r.Verb != history.KubePatch || r.DryRun || r.PatchType == history.PatchApply || model.IsStatusWrite(o) ||
-			model.SetsLabels(o) || o.Response == nil || o.Response.Object == nil || len(o.Response.Object.Labels) == 0 {
-			continue
-		}
-		out = append(out, site{op: i})
-	}
-	return out
+	return kubeOpsWhere(func(o *history.KubeOperation) bool {
+		return answeredDataPatch(o) && !model.SetsLabels(o) && len(o.Response.Object.Labels) > 0
+	})(h)
 }
 
 func patchDropsLabels(h *history.History, s site) string {
@@ -88,14 +80,9 @@ func patchDropsLabels(h *history.History, s site) string {
 
 // statusWrites are acknowledged writes of the status subresource.
 func statusWrites(h *history.History) []site {
-	var out []site
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		if model.IsStatusWrite(o) && !o.Request.DryRun && o.Response != nil && o.Response.Object != nil {
-			out = append(out, site{op: i})
-		}
-	}
-	return out
+	return kubeOpsWhere(func(o *history.KubeOperation) bool {
+		return model.IsStatusWrite(o) && !o.Request.DryRun && o.Response != nil && o.Response.Object != nil
+	})(h)
 }
 
 func statusMovesData(h *history.History, s site) string {
@@ -125,14 +112,9 @@ func stateBeforeUnsettled(h *history.History, s site) string {
 
 // forcedApplies are acknowledged server-side applies with force.
 func forcedApplies(h *history.History) []site {
-	var out []site
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		if o.Request.Verb == history.KubePatch && o.Request.PatchType == history.PatchApply && o.Request.Force && o.Response != nil {
-			out = append(out, site{op: i})
-		}
-	}
-	return out
+	return kubeOpsWhere(func(o *history.KubeOperation) bool {
+		return model.IsApply(o) && o.Request.Force && o.Response != nil
+	})(h)
 }
 
 func forcedApplyConflict(h *history.History, s site) string {
@@ -143,21 +125,12 @@ func forcedApplyConflict(h *history.History, s site) string {
 		strings.Join(o.Status.Fields, ", "))
 }
 
-// patchesWithValue are acknowledged JSON or merge patches of the object's
-// data that set a value, with the object's previous state known from an
-// earlier answer.
+// patchesWithValue are acknowledged JSON, merge or strategic patches of
+// the object's data that set a value.
 func patchesWithValue(h *history.History) []site {
-	var out []site
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		r := o.Request
-		if r.Verb != history.KubePatch || r.DryRun || r.PatchType == history.PatchApply || model.IsStatusWrite(o) ||
-			r.Object == nil || r.Object.Value == "" || o.Response == nil || o.Response.Object == nil {
-			continue
-		}
-		out = append(out, site{op: i})
-	}
-	return out
+	return kubeOpsWhere(func(o *history.KubeOperation) bool {
+		return answeredDataPatch(o) && o.Request.Object != nil && o.Request.Object.Value != ""
+	})(h)
 }
 
 // patchAnswersOld answers a patch with the object as it was: a server that
@@ -191,15 +164,11 @@ func statusBumpsGeneration(h *history.History, s site) string {
 
 // generatedNames are acknowledged creates with generateName.
 func generatedNames(h *history.History) []site {
-	var out []site
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		if o.Request.Verb == history.KubeCreate && !o.Request.DryRun && o.Request.Object != nil && o.Request.Object.GenerateName != "" &&
-			o.Request.Object.Name == "" && o.Response != nil && o.Response.Object != nil {
-			out = append(out, site{op: i})
-		}
-	}
-	return out
+	return kubeOpsWhere(func(o *history.KubeOperation) bool {
+		r := o.Request
+		return r.Verb == history.KubeCreate && !r.DryRun && r.Object != nil && r.Object.GenerateName != "" &&
+			r.Object.Name == "" && o.Response != nil && o.Response.Object != nil
+	})(h)
 }
 
 func generatedNameWithoutPrefix(h *history.History, s site) string {
@@ -212,15 +181,10 @@ func generatedNameWithoutPrefix(h *history.History, s site) string {
 
 // selectedCollections are acknowledged delete-collections by label.
 func selectedCollections(h *history.History) []site {
-	var out []site
-	for i := range h.KubeOps {
-		o := &h.KubeOps[i]
-		if o.Request.Verb == history.KubeDeleteCollection && !o.Request.DryRun && o.Request.LabelSelector != "" &&
-			o.Response != nil && len(o.Response.Items) > 0 {
-			out = append(out, site{op: i})
-		}
-	}
-	return out
+	return kubeOpsWhere(func(o *history.KubeOperation) bool {
+		r := o.Request
+		return r.Verb == history.KubeDeleteCollection && !r.DryRun && r.LabelSelector != "" && o.Response != nil && len(o.Response.Items) > 0
+	})(h)
 }
 
 // collectionBeyondSelector answers a delete-collection with one more
@@ -267,4 +231,25 @@ func finalizedDeleted(h *history.History, s site) string {
 	e.Object.DeletionTimestamp = ""
 	return fmt.Sprintf("kube operation %d deleted %s, which has finalizers, outright: watch %d delivers DELETED at RV %s",
 		o.ID, name, w.ID, rv)
+}
+
+// kubeOpsWhere is opsWhere for the Kubernetes operations.
+func kubeOpsWhere(keep func(o *history.KubeOperation) bool) func(h *history.History) []site {
+	return func(h *history.History) []site {
+		var out []site
+		for i := range h.KubeOps {
+			if keep(&h.KubeOps[i]) {
+				out = append(out, site{op: i})
+			}
+		}
+		return out
+	}
+}
+
+// answeredDataPatch: an acknowledged patch of the object's data, not a
+// dry run, an apply or a status write, answered with the object.
+func answeredDataPatch(o *history.KubeOperation) bool {
+	r := o.Request
+	return r.Verb == history.KubePatch && !r.DryRun && r.PatchType != history.PatchApply && !model.IsStatusWrite(o) &&
+		o.Response != nil && o.Response.Object != nil
 }

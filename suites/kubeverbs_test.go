@@ -64,8 +64,9 @@ func TestKubeVerbsCovered(t *testing.T) {
 			g.Expect(collected).To(BeNumerically(">", 0), "delete-collections answer what they deleted")
 
 			// The cleanup released every finalizer: nothing holds the namespace.
-			c, err := kube.New(kube.Config{Server: kubeServers(fx)[0].Server, Token: kubeServers(fx)[0].Token, CAFile: kubeServers(fx)[0].CAFile,
-				Namespace: h.Meta.Flags["namespace"], Resource: res})
+			srv := kubeServers(fx)[0]
+			srv.Namespace, srv.Resource = h.Meta.Flags["namespace"], res
+			c, err := kube.New(srv)
 			g.Expect(err).NotTo(HaveOccurred())
 			defer c.Close()
 			resp, err := c.Do(ctx, history.KubeRequest{Verb: history.KubeList})
