@@ -46,6 +46,8 @@ func TestCatalogueEntriesAreWellFormed(t *testing.T) {
 		wl := b.Recipe.Workload()
 		wl.Prefix = "/x/"
 		g.Expect(wl.Validate()).To(Succeed(), "#%d", b.Number)
+		_, err := wl.PatternShares()
+		g.Expect(err).NotTo(HaveOccurred(), "#%d: patterns %q", b.Number, b.Recipe.Patterns)
 		g.Expect(b.Recipe.Attempts).To(BeNumerically(">=", 1))
 		g.Expect(b.Recipe.Attempt).To(BeNumerically("<=", time.Minute))
 	}
