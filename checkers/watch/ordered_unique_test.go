@@ -221,6 +221,21 @@ func TestWatchLiveness(t *testing.T) {
 			b.Events(2, 45, e2)
 			b.End(2, 50, history.EndClient)
 		}},
+		{Name: "watch/liveness - a watch opened beyond the final write owes nothing up to it - pass", Want: check.Pass, Build: func(b *histbuild.Builder) {
+			writes(b)
+			w := b.Watch(1, 9, 0, histbuild.PrefixWatch())
+			b.Events(w, 15, e1)
+			b.Events(w, 40, e2)
+			b.End(w, 50, history.EndClient)
+			f := b.Watch(2, 9, 0, history.WatchRequest{Key: histbuild.TestPrefix, End: "/p0", StartRevision: 100})
+			b.End(f, 50, history.EndClient)
+		}},
+		{Name: "watch/liveness - a watch opened at the final write's revision never reached it - fail", Want: check.Fail, Watch: 2, Rev: 12,
+			Msg: "reached only revision 0", Build: func(b *histbuild.Builder) {
+				writes(b)
+				w := b.Watch(2, 9, 0, history.WatchRequest{Key: histbuild.TestPrefix, End: "/p0", StartRevision: 12})
+				b.End(w, 50, history.EndClient)
+			}},
 		{Name: "watch/liveness - watch open at the final write never reached it - fail", Want: check.Fail, Watch: 1, Rev: 12,
 			Msg: "reached only revision 11", Build: func(b *histbuild.Builder) {
 				writes(b)
