@@ -143,10 +143,22 @@ func Catalogue() []Bug {
 		{
 			Number: 13766, Title: "members end with inconsistent revisions after a crash under a high write load",
 			Affected: "v3.5.2", Fixed: "v3.5.3",
-			Checks: []string{kv.NameConvergence, linearizable.Name, kv.NameRevisionMonotonic, watch.NameAgreement, watch.NameReliable},
-			Recipe: Recipe{Members: 3, Shape: workload.ShapeWriteHeavy, Rate: 0, Clients: 12,
-				Faults: []string{"kill-random"}, FaultInterval: 3 * time.Second,
-				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 20 * time.Second, Attempts: 4},
+			// The members' state splits. Not the watch checks nor
+			// kv/linearizable: under this load on v3.5.2 a watch missed
+			// PUTs other watches delivered while the members agreed
+			// (etcd has had such watch bugs: #17529, #20655), which fails
+			// them, and kv/linearizable where it rests on that watch.
+			Checks: []string{kv.NameConvergence, kv.NameMemberAgreement, kv.NameRevisionMonotonic},
+			// A member's consistent index is committed ahead of its data
+			// only when the backend's periodic commit takes the lock
+			// between the apply loop setting the index and writing the
+			// entry, and the SIGKILL must land before the next commit: a
+			// small chance per kill, so the recipe kills every second
+			// under as many puts as the clients can send (one divergence
+			// in 3 attempts of 18 kills here; 0 in 12 attempts of 4).
+			Recipe: Recipe{Members: 3, Shape: workload.ShapeWriteHeavy, Rate: 0, Clients: 16,
+				Faults: []string{"kill-random"}, FaultInterval: time.Second,
+				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 30 * time.Second, Attempts: 8},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #13766)",
 				"etcd tests/robustness/Makefile test-robustness-issue13766 (v3.5.2)",
 				"etcd tests/robustness scenarios: Issue13766 = kill under high put traffic, snapshot-count 100",
