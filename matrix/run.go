@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"io"
 	"os"
 	"os/exec"
@@ -229,8 +230,10 @@ func RunCell(ctx context.Context, spec *Spec, vigil, out string, i int) (c Cell,
 		return Cell{}, false, err
 	}
 	host, _ := os.Hostname()
-	c = Cell{Matrix: spec.Name, Index: i, Label: Label(params), Params: params, Args: spec.Args(params), Host: host,
-		Started: time.Now().UTC(), Verdict: NotRun, Spec: spec}
+	args := spec.Args(params)
+	shown := redactedParams(params)
+	c = Cell{Matrix: spec.Name, Index: i, Label: Label(shown), Params: shown, Args: redact.Args(args), Host: host,
+		Started: time.Now().UTC(), Verdict: NotRun, Spec: spec.Redacted()}
 	if err := writeCell(dir, c); err != nil {
 		return Cell{}, false, err
 	}
@@ -239,7 +242,7 @@ func RunCell(ctx context.Context, spec *Spec, vigil, out string, i int) (c Cell,
 		return Cell{}, false, err
 	}
 	defer log.Close()
-	cmd := exec.CommandContext(ctx, vigil, append(c.Args, "--out", filepath.Join(dir, "run"))...)
+	cmd := exec.CommandContext(ctx, vigil, append(args, "--out", filepath.Join(dir, "run"))...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Asked to stop, the cell's run stops as after Ctrl-C: it stops its
 	// cluster and keeps its partial history. If this process dies, the

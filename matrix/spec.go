@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"maps"
 	"os"
 	"slices"
@@ -279,3 +280,35 @@ func Label(params []Param) string {
 
 // CellDir is cell i's directory name under a matrix's cells/.
 func CellDir(i int) string { return fmt.Sprintf("cell-%04d", i) }
+
+// Redacted is the spec as a matrix's records hold it (cell.json,
+// matrix.json, matrix.html): every flag's value with its credentials
+// replaced as vigil run's own records replace them. The cells still run
+// with the values as written; the spec file itself, copied as
+// matrix.yaml, is the user's (a secret kept in the environment, as $VAR
+// in --command, is in no file at all).
+func (s *Spec) Redacted() *Spec {
+	r := *s
+	r.Run = map[string]Scalar{}
+	for k, v := range s.Run {
+		r.Run[k] = Scalar(redact.Flags(map[string]string{k: string(v)})[k])
+	}
+	r.Axes = map[string]Values{}
+	for k, vs := range s.Axes {
+		out := make(Values, len(vs))
+		for i, v := range vs {
+			out[i] = redact.Flags(map[string]string{k: v})[k]
+		}
+		r.Axes[k] = out
+	}
+	return &r
+}
+
+// redactedParams is params with their values redacted as in Redacted.
+func redactedParams(params []Param) []Param {
+	out := make([]Param, len(params))
+	for i, p := range params {
+		out[i] = Param{Flag: p.Flag, Value: redact.Flags(map[string]string{p.Flag: p.Value})[p.Flag]}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"io"
 	"os"
 	"path/filepath"
@@ -95,10 +96,11 @@ func Collect(out string, dirs ...string) (*Matrix, error) {
 
 // empty is the matrix of spec with no cell run.
 func empty(spec *Spec) *Matrix {
-	m := &Matrix{Name: spec.Name, Spec: spec, Cells: make([]Cell, spec.Cells())}
+	m := &Matrix{Name: spec.Name, Spec: spec.Redacted(), Cells: make([]Cell, spec.Cells())}
 	for i := range m.Cells {
 		params, _ := spec.Cell(i)
-		m.Cells[i] = Cell{Matrix: spec.Name, Index: i, Label: Label(params), Params: params, Args: spec.Args(params), Verdict: NotRun}
+		shown := redactedParams(params)
+		m.Cells[i] = Cell{Matrix: spec.Name, Index: i, Label: Label(shown), Params: shown, Args: redact.Args(spec.Args(params)), Verdict: NotRun}
 	}
 	return m
 }
