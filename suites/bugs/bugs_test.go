@@ -72,7 +72,7 @@ func TestRowVerdicts(t *testing.T) {
 	bug := Bug{Number: 1, Affected: "v1", Fixed: "v2", Checks: []string{"kv/linearizable"},
 		Recipe: Recipe{Attempts: 3}}
 	pass := AttemptResult{Verdict: check.Pass}
-	own := AttemptResult{Verdict: check.Fail, Failed: []string{"kv/linearizable", "watch/reliable"}, Detected: 4 * time.Second}
+	own := AttemptResult{Verdict: check.Fail, Failed: []string{"kv/linearizable", "watch/reliable"}, Matched: true, Detected: 4 * time.Second}
 	other := AttemptResult{Verdict: check.Fail, Failed: []string{"watch/bookmarkable"}}
 	unknown := AttemptResult{Verdict: check.Unknown}
 	for _, tc := range []struct {
@@ -193,12 +193,55 @@ func TestJudgeDetectionTime(t *testing.T) {
 		{Name: "watch/liveness", Verdict: check.Fail, Should: true},
 		{Name: "watch/reliable", Verdict: check.Pass},
 	}
-	res := Judge(h, results, []string{"kv/linearizable"})
+	res := Judge(h, results, []string{"kv/linearizable"}, nil)
 	g.Expect(res.Failed).To(Equal([]string{"kv/linearizable"}), "a SHOULD warning is not a failure")
 	g.Expect(res.Detected).To(Equal(4*time.Second), "ops 1 and 2 prove it once op 2 returned at 6 s; the workload began at 2 s")
-	g.Expect(Judge(h, results, []string{"watch/reliable"}).Detected).To(BeZero())
-	g.Expect(Judge(h, results, []string{"watch/liveness"}).Failed).To(ContainElement("watch/liveness"),
+	g.Expect(Judge(h, results, []string{"watch/reliable"}, nil).Detected).To(BeZero())
+	g.Expect(Judge(h, results, []string{"watch/liveness"}, nil).Failed).To(ContainElement("watch/liveness"),
 		"a SHOULD check that is the bug's own counts")
+}
+
+// A bug with a symptom is reproduced only by a violation that shows it:
+// on v3.5.17, #20221's event below a watch's start fails watch/resumable
+// as #19179's skipped DELETE does (seen: six attempts "reproduced" #19179
+// that way before symptoms).
+func TestJudgeWantsTheSymptom(t *testing.T) {
+	g := NewWithT(t)
+	h := history.New(history.Meta{})
+	h.Operations = []history.Operation{{ID: 1, Call: time.Second, Return: 2 * time.Second}, {ID: 2, Call: 3 * time.Second, Return: 4 * time.Second}}
+	below := check.Violation{Watch: 13, Revision: 197, Want: ">= 210", Got: "197", Operations: []int64{1},
+		Message: "watch 13 (client 21) started at revision 210 delivered PUT k012 at revision 197, below its start"}
+	skipped := check.Violation{Watch: 22, Revision: 35, Want: "DELETE /p/k003 at 35 first", Got: "DELETE k002 at 36 first", Operations: []int64{2},
+		Message: "watch 22 (client 19) started at revision 35 skipped the DELETE of k003 at revision 35"}
+	bug := Bug19179(g)
+	only := []check.Result{{Name: "watch/resumable", Verdict: check.Fail, Violations: []check.Violation{below}}}
+	res := Judge(h, only, bug.Checks, bug.Symptom)
+	g.Expect(res.Failed).To(Equal([]string{"watch/resumable"}))
+	g.Expect(res.Matched).To(BeFalse(), "an event below a watch's start is not #19179")
+	g.Expect(res.Detected).To(BeZero())
+	row := Row{Role: Affected, Checks: bug.Checks}
+	row.add(res)
+	g.Expect(row.verdict()).To(Equal(OtherFailure))
+
+	both := []check.Result{{Name: "watch/resumable", Verdict: check.Fail, Violations: []check.Violation{below, skipped}}}
+	res = Judge(h, both, bug.Checks, bug.Symptom)
+	g.Expect(res.Matched).To(BeTrue())
+	g.Expect(res.Detected).To(Equal(3*time.Second), "the skipped DELETE's operation returned at 4 s; the workload began at 1 s")
+	row = Row{Role: Affected, Checks: bug.Checks}
+	row.add(res)
+	g.Expect(row.verdict()).To(Equal(Reproduced))
+}
+
+// Bug19179 is the catalogue's #19179.
+func Bug19179(g Gomega) Bug {
+	for _, b := range Catalogue() {
+		if b.Number == 19179 {
+			g.Expect(b.Symptom).NotTo(BeNil())
+			return b
+		}
+	}
+	g.Expect("#19179").To(BeEmpty(), "not in the catalogue")
+	return Bug{}
 }
 
 // One known bug end to end on real etcd (so CI keeps the matrix working):

@@ -9,6 +9,7 @@ package bugs
 
 import (
 	"fmt"
+	"github.com/vigil-suite/vigil/checkers/check"
 	"io"
 	"slices"
 	"strconv"
@@ -35,7 +36,12 @@ type Bug struct {
 	// Checks are the checks whose failure is this bug; a failure of any
 	// other check is not a reproduction of it.
 	Checks []string `json:"checks"`
-	Recipe Recipe   `json:"recipe"`
+	// Symptom, when set, narrows Checks: only a violation of one of them
+	// that shows the bug's own symptom reproduces it (another bug of the
+	// same release can fail the same check another way); Shows says what
+	// it is, for the listing.
+	Symptom *Symptom `json:"symptom,omitempty"`
+	Recipe  Recipe   `json:"recipe"`
 	// Sources say where the facts (releases, recipe) come from.
 	Sources []string `json:"sources"`
 	// Notes: how etcd's own suite reproduces it, what differs here.
@@ -232,7 +238,8 @@ func Catalogue() []Bug {
 			// The symptom: a watch started at the compaction revision
 			// skips the DELETE committed there (its tombstone was
 			// compacted away), which is watch/resumable's guarantee.
-			Checks: []string{watch.NameResumable, watch.NameReliable, watch.NameAgreement},
+			Checks:  []string{watch.NameResumable, watch.NameReliable, watch.NameAgreement},
+			Symptom: missedDelete,
 			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeDeleteHeavy, Rate: 300, CompactEvery: 100 * time.Millisecond,
 				// etcd's scenario sleeps 1 s before a watch response.
 				Watchers: 16, Faults: []string{"failpoint-sleep:beforeSendWatchResponse@random=1s"}, FaultInterval: 2 * time.Second,
@@ -264,13 +271,23 @@ func Catalogue() []Bug {
 		{
 			Number: 19179, Title: "a watch opened at the compact revision misses the DELETE committed at that revision",
 			Affected: "v3.5.17", Fixed: "v3.5.18",
-			Checks: []string{watch.NameResumable},
-			// etcd's own recipe, in vigil's terms: create/delete churn, a
-			// small compaction batch, a panic before a compaction finishes.
-			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeChurn, Rate: 100, Watchers: 16,
+			// v3.5.17 also has #20221: a watch opened ahead of the store
+			// there gets events below its start, which fails
+			// watch/resumable too; only a skipped DELETE is this bug's.
+			Checks:  []string{watch.NameResumable},
+			Symptom: missedDelete,
+			// etcd's scenario (create/delete churn, a small compaction
+			// batch, a panic before a compaction finishes) in #17780's
+			// terms: a tombstone's compaction split from its creation's
+			// (batch limit 1), a compaction at the head (the fault's own)
+			// landing on a delete, few writes around it. The earlier
+			// recipe (churn at 100/s, batch limit 50) "reproduced" it only
+			// through #20221's events below a watch's start.
+			Recipe: Recipe{Members: 1, Failpoints: true, Shape: workload.ShapeDeleteHeavy, Rate: 5, Clients: 2, Keys: 4,
+				CompactEvery: time.Second, Patterns: "fault-start=0",
 				Faults: []string{"failpoint:compactBeforeSetFinishedCompact"}, FaultInterval: 2 * time.Second,
-				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 50, SnapshotCount: 1000},
-				Attempt:  12 * time.Second, Attempts: 5},
+				Settings: fixtures.EtcdSettings{CompactionBatchLimit: 1, SnapshotCount: 1000},
+				Attempt:  15 * time.Second, Attempts: 10},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #19179)",
 				"etcd scripts/test_robustness_regression.sh: Issue19179 on v3.5.17",
 				"etcd tests/robustness scenarios: Issue19179 = create/delete traffic, compaction batch limit 50, a panic at compactBeforeSetFinishedCompact",
@@ -283,7 +300,8 @@ func Catalogue() []Bug {
 			// Its notification half breaks no MUST: it is the SHOULD
 			// watch/progress-before-start; its old-events half would
 			// fail watch/resumable or watch/ordered.
-			Checks: []string{watch.NameProgressBeforeStart, watch.NameResumable, watch.NameOrdered},
+			Checks:  []string{watch.NameProgressBeforeStart, watch.NameResumable, watch.NameOrdered},
+			Symptom: belowStart,
 			// As etcd's scenario: a follower cut off until the leader must
 			// send it a snapshot (snapshots every 10 entries, 10 catch-up
 			// entries), watches on every member opened ahead of the store,
@@ -359,7 +377,11 @@ func PrintCatalogue(w io.Writer, wide bool) {
 	for _, b := range bugs {
 		row := []string{fmt.Sprintf("#%d", b.Number), b.Affected, b.Fixed, b.Title}
 		if wide {
-			row = slices.Insert(row, 3, strings.Join(b.Checks, ","))
+			checks := strings.Join(b.Checks, ",")
+			if b.Symptom != nil {
+				checks += " (" + b.Symptom.Shows + ")"
+			}
+			row = slices.Insert(row, 3, checks)
 		}
 		rows = append(rows, row)
 	}
@@ -373,3 +395,21 @@ func PrintCatalogue(w io.Writer, wide bool) {
 		fmt.Fprintf(w, "#%d recipe: %s\n", b.Number, b.Recipe.Summary())
 	}
 }
+
+// Symptom picks the violations that show one bug among those of its checks.
+type Symptom struct {
+	Shows string                       `json:"shows"`
+	Match func(v check.Violation) bool `json:"-"`
+}
+
+// missedDelete: a watch skipped or missed a DELETE (the violation wants
+// one), which is how a tombstone lost to compaction shows (#18089,
+// #19179); a watch delivering events below its start (#20221) does not.
+var missedDelete = &Symptom{Shows: "a watch missed a DELETE",
+	Match: func(v check.Violation) bool { return strings.HasPrefix(v.Want, "DELETE ") }}
+
+// belowStart: a watch received a progress notification or an event below
+// the revision it asked to start at (the violation wants ">= start"),
+// #20221's symptom; a skipped DELETE (#19179, in the same releases) is not.
+var belowStart = &Symptom{Shows: "a watch got a notification or event below its start",
+	Match: func(v check.Violation) bool { return strings.HasPrefix(v.Want, ">= ") }}

@@ -79,9 +79,9 @@ func (row *Row) add(res AttemptResult) {
 		if !slices.Contains(row.Failed, c) {
 			row.Failed = append(row.Failed, c)
 		}
-		if slices.Contains(row.Checks, c) && !row.Reproduced {
-			row.Reproduced, row.Detected = true, res.Detected
-		}
+	}
+	if res.Matched && !row.Reproduced {
+		row.Reproduced, row.Detected = true, res.Detected
 	}
 	sort.Strings(row.Failed)
 }

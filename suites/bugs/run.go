@@ -61,6 +61,8 @@ type AttemptResult struct {
 	Verdict check.Verdict
 	// Failed lists the MUST checks that failed.
 	Failed []string
+	// Matched: one of the bug's checks failed with the bug's symptom.
+	Matched bool
 	// Detected is when the first violation of one of the bug's checks
 	// became provable, from the start of the workload (the latest record
 	// it cites); zero when none failed.
@@ -194,14 +196,15 @@ func (r *Runner) realAttempt(ctx context.Context, b Bug, release, dir string, se
 	if err := faultsRan(out.History, rc.Faults); err != nil {
 		return AttemptResult{}, err
 	}
-	res := Judge(out.History, out.Results, b.Checks)
+	res := Judge(out.History, out.Results, b.Checks, b.Symptom)
 	res.Dir, res.Elapsed = dir, time.Since(begin)
 	return res, nil
 }
 
-// Judge reads an attempt's verdicts: which MUST checks failed, and when
-// the first violation of one of checks became provable.
-func Judge(h *history.History, results []check.Result, checks []string) AttemptResult {
+// Judge reads an attempt's verdicts: which MUST checks failed, whether
+// one of checks failed with the symptom (any violation when symptom is
+// nil), and when the first such violation became provable.
+func Judge(h *history.History, results []check.Result, checks []string, symptom *Symptom) AttemptResult {
 	res := AttemptResult{Verdict: check.Overall(results)}
 	start := workloadStart(h)
 	for _, c := range results {
@@ -214,7 +217,14 @@ func Judge(h *history.History, results []check.Result, checks []string) AttemptR
 		if !slices.Contains(checks, c.Name) {
 			continue
 		}
+		if symptom == nil {
+			res.Matched = true
+		}
 		for _, v := range c.Violations {
+			if symptom != nil && !symptom.Match(v) {
+				continue
+			}
+			res.Matched = true
 			t := evidenceTime(h, v) - start
 			if t > 0 && (res.Detected == 0 || t < res.Detected) {
 				res.Detected = t
