@@ -160,11 +160,12 @@ func Catalogue() []Bug {
 			// between the apply loop setting the index and writing the
 			// entry, and the SIGKILL must land before the next commit: a
 			// small chance per kill, so the recipe kills every second
-			// under as many puts as the clients can send (one divergence
-			// in 3 attempts of 18 kills here; 0 in 12 attempts of 4).
+			// under as many puts as the clients can send: here about one
+			// attempt in ten (some 18 kills each) split the members, so
+			// the budget is 20 attempts.
 			Recipe: Recipe{Members: 3, Shape: workload.ShapeWriteHeavy, Rate: 0, Clients: 16,
 				Faults: []string{"kill-random"}, FaultInterval: time.Second,
-				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 30 * time.Second, Attempts: 8},
+				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 30 * time.Second, Attempts: 20},
 			Sources: []string{"etcd tests/robustness/README.md (track record: #13766)",
 				"etcd tests/robustness/Makefile test-robustness-issue13766 (v3.5.2)",
 				"etcd tests/robustness scenarios: Issue13766 = kill under high put traffic, snapshot-count 100",
@@ -292,7 +293,7 @@ func Catalogue() []Bug {
 				"etcd scripts/test_robustness_regression.sh: Issue19179 on v3.5.17",
 				"etcd tests/robustness scenarios: Issue19179 = create/delete traffic, compaction batch limit 50, a panic at compactBeforeSetFinishedCompact",
 				"vigil's own runs: #18089's recipe failed watch/resumable on v3.5.14 and v3.5.15 (4 of 5 attempts each) with a watch opened at the compact revision R skipping the DELETE at R, the symptom this issue describes; the same recipe passed 5 of 5 on v3.5.17 and v3.5.18"},
-			Notes: "fixed release: the next 3.5 release after etcd's v3.5.17 pin, to be confirmed by the matrix",
+			Notes: "fixed release: the next 3.5 release after etcd's v3.5.17 pin; the matrix found it clean (10 of 10 attempts with this recipe)",
 		},
 		{
 			Number: 20221, Title: "a watch opened at a future revision receives old events or progress notifications below its start revision",
