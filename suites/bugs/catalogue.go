@@ -160,9 +160,9 @@ func Catalogue() []Bug {
 			// between the apply loop setting the index and writing the
 			// entry, and the SIGKILL must land before the next commit: a
 			// small chance per kill, so the recipe kills every second
-			// under as many puts as the clients can send: here about one
-			// attempt in ten (some 18 kills each) split the members, so
-			// the budget is 20 attempts.
+			// under as many puts as the clients can send. Here 2 attempts
+			// of 56 (some 18 kills each) split the members, so a budget of
+			// 20 attempts finds it about half the time.
 			Recipe: Recipe{Members: 3, Shape: workload.ShapeWriteHeavy, Rate: 0, Clients: 16,
 				Faults: []string{"kill-random"}, FaultInterval: time.Second,
 				Settings: fixtures.EtcdSettings{SnapshotCount: 100}, Attempt: 30 * time.Second, Attempts: 20},
