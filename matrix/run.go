@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vigil-suite/vigil/internal/redact"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"github.com/vigil-suite/vigil/reports"
 )
 

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vigil-suite/vigil/internal/redact"
 	"maps"
 	"os"
 	"slices"
@@ -18,6 +17,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/vigil-suite/vigil/internal/redact"
 )
 
 // Spec is a matrix spec file.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vigil-suite/vigil/internal/redact"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/vigil-suite/vigil/checkers/check"
+	"github.com/vigil-suite/vigil/internal/redact"
 	"github.com/vigil-suite/vigil/reports"
 )
 

@@ -9,13 +9,13 @@ package bugs
 
 import (
 	"fmt"
-	"github.com/vigil-suite/vigil/checkers/check"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vigil-suite/vigil/checkers/check"
 	"github.com/vigil-suite/vigil/checkers/kv"
 	"github.com/vigil-suite/vigil/checkers/linearizable"
 	"github.com/vigil-suite/vigil/checkers/watch"
