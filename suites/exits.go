@@ -103,7 +103,11 @@ func (w *exitWatch) exit(x fixtures.Exit) {
 		return
 	}
 	at := fmt.Sprintf("[%5.1fs]", e.Time.Seconds())
-	w.say("%s %s (pid %d) %s without vigil stopping it: %s\n", at, e.Process, e.PID, e.How(), headline(e))
+	who := e.Process
+	if e.PID != 0 {
+		who += fmt.Sprintf(" (pid %d)", e.PID) // a container's has none
+	}
+	w.say("%s %s %s without vigil stopping it: %s\n", at, who, e.How(), headline(e))
 	if top := e.Crash.Top(); top != "" {
 		w.say("%s   in %s: %s\n", at, e.Crash.Goroutine, top)
 	}
