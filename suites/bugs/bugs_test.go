@@ -209,12 +209,19 @@ func TestJudgeWantsTheSymptom(t *testing.T) {
 	g := NewWithT(t)
 	h := history.New(history.Meta{})
 	h.Operations = []history.Operation{{ID: 1, Call: time.Second, Return: 2 * time.Second}, {ID: 2, Call: 3 * time.Second, Return: 4 * time.Second}}
+	for id, start := range map[int64]int64{13: 210, 22: 35, 73: 815} {
+		h.Add(history.Record{Watch: &history.Watch{ID: id, Request: history.WatchRequest{Key: "/p/", StartRevision: start}}})
+	}
 	below := check.Violation{Watch: 13, Revision: 197, Want: ">= 210", Got: "197", Operations: []int64{1},
 		Message: "watch 13 (client 21) started at revision 210 delivered PUT k012 at revision 197, below its start"}
 	skipped := check.Violation{Watch: 22, Revision: 35, Want: "DELETE /p/k003 at 35 first", Got: "DELETE k002 at 36 first", Operations: []int64{2},
 		Message: "watch 22 (client 19) started at revision 35 skipped the DELETE of k003 at revision 35"}
+	// A watch that stalled after its start and missed a later DELETE
+	// (seen on v3.5.16 under #18089's recipe) is not it either.
+	stalled := check.Violation{Watch: 73, Revision: 956, Want: "DELETE /p/k009 at 956", Got: "nothing", Operations: []int64{2},
+		Message: "watch 73 (client 12) missed the DELETE of k009 at revision 956"}
 	bug := Bug19179(g)
-	only := []check.Result{{Name: "watch/resumable", Verdict: check.Fail, Violations: []check.Violation{below}}}
+	only := []check.Result{{Name: "watch/resumable", Verdict: check.Fail, Violations: []check.Violation{below, stalled}}}
 	res := Judge(h, only, bug.Checks, bug.Symptom)
 	g.Expect(res.Failed).To(Equal([]string{"watch/resumable"}))
 	g.Expect(res.Matched).To(BeFalse(), "an event below a watch's start is not #19179")

@@ -221,7 +221,7 @@ func Judge(h *history.History, results []check.Result, checks []string, symptom 
 			res.Matched = true
 		}
 		for _, v := range c.Violations {
-			if symptom != nil && !symptom.Match(v) {
+			if symptom != nil && !symptom.Match(h, v) {
 				continue
 			}
 			res.Matched = true
