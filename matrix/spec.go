@@ -292,13 +292,13 @@ func (s *Spec) Redacted() *Spec {
 	r := *s
 	r.Run = map[string]Scalar{}
 	for k, v := range s.Run {
-		r.Run[k] = Scalar(redact.Flags(map[string]string{k: string(v)})[k])
+		r.Run[k] = Scalar(redact.Flag(k, string(v)))
 	}
 	r.Axes = map[string]Values{}
 	for k, vs := range s.Axes {
 		out := make(Values, len(vs))
 		for i, v := range vs {
-			out[i] = redact.Flags(map[string]string{k: v})[k]
+			out[i] = redact.Flag(k, v)
 		}
 		r.Axes[k] = out
 	}
@@ -309,7 +309,7 @@ func (s *Spec) Redacted() *Spec {
 func redactedParams(params []Param) []Param {
 	out := make([]Param, len(params))
 	for i, p := range params {
-		out[i] = Param{Flag: p.Flag, Value: redact.Flags(map[string]string{p.Flag: p.Value})[p.Flag]}
+		out[i] = Param{Flag: p.Flag, Value: redact.Flag(p.Flag, p.Value)}
 	}
 	return out
 }

@@ -85,10 +85,17 @@ func eventsWhere(keep func(evs []history.EventAt, i int) bool) func(h *history.H
 
 // opsWhere lists the operations keep accepts.
 func opsWhere(keep func(o *history.Operation) bool) func(h *history.History) []site {
+	return where(func(h *history.History) []history.Operation { return h.Operations }, keep)
+}
+
+// where lists, as sites, the indexes of the records of a history (all)
+// that keep accepts.
+func where[T any](all func(h *history.History) []T, keep func(*T) bool) func(h *history.History) []site {
 	return func(h *history.History) []site {
 		var out []site
-		for i := range h.Operations {
-			if keep(&h.Operations[i]) {
+		records := all(h)
+		for i := range records {
+			if keep(&records[i]) {
 				out = append(out, site{op: i})
 			}
 		}

@@ -235,15 +235,7 @@ func finalizedDeleted(h *history.History, s site) string {
 
 // kubeOpsWhere is opsWhere for the Kubernetes operations.
 func kubeOpsWhere(keep func(o *history.KubeOperation) bool) func(h *history.History) []site {
-	return func(h *history.History) []site {
-		var out []site
-		for i := range h.KubeOps {
-			if keep(&h.KubeOps[i]) {
-				out = append(out, site{op: i})
-			}
-		}
-		return out
-	}
+	return where(func(h *history.History) []history.KubeOperation { return h.KubeOps }, keep)
 }
 
 // answeredDataPatch: an acknowledged patch of the object's data, not a

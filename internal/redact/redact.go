@@ -58,10 +58,13 @@ func Flags(set map[string]string) map[string]string {
 	}
 	out := make(map[string]string, len(set))
 	for k, v := range set {
-		out[k] = word("--"+k, v, 0)
+		out[k] = Flag(k, v)
 	}
 	return out
 }
+
+// Flag is the value of the flag named name (without dashes), redacted.
+func Flag(name, value string) string { return word("--"+name, value, 0) }
 
 // Args is an argument list (argv without the program, or with it) with
 // its credentials replaced by Mark.
